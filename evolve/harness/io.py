@@ -1,0 +1,236 @@
+"""On-disk harness format.
+
+A harness folder holds:
+
+- `harness.yaml`: name, description, control settings and tools;
+- `system.md`: system prompt sections, each introduced by a line `<!-- section: NAME -->`;
+- `skills/<name>/SKILL.md`: YAML front matter (`name`, `description`) and a markdown body;
+- `examples.jsonl`: one `{"input", "output", "rationale"?}` object per line.
+
+`save_harness` writes a canonical form, so `save(load(save(h)))` is byte-identical to `save(h)`.
+A harness can also be a single JSON bundle (`*.json`, the `json` export format).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from evolve.errors import HarnessError, describe_validation
+from evolve.harness.model import Control, Example, Harness, Section, Skill, Tool
+
+MARKER_RE = re.compile(r"^<!-- section: (\S+) -->$")
+HARNESS_FILES = ("harness.yaml", "system.md", "examples.jsonl", "skills")
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise HarnessError(f"{path}:{where}: {problem}") from None
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path}: not UTF-8 text") from None
+
+
+def parse_system(text: str, source: str) -> list[dict[str, str]]:
+    sections: list[dict[str, str]] = []
+    lines = text.splitlines()
+    preamble = []
+    for number, line in enumerate(lines, 1):
+        match = MARKER_RE.match(line.strip())
+        if match:
+            sections.append({"name": match.group(1), "text": "", "_line": str(number)})
+        elif sections:
+            sections[-1]["text"] += line + "\n"
+        elif line.strip():
+            preamble.append(line)
+    if preamble:
+        raise HarnessError(f"{source}: line 1: text before the first '<!-- section: NAME -->' marker")
+    return sections
+
+
+def parse_skill_md(text: str, source: str) -> dict[str, str]:
+    if not text.startswith("---\n"):
+        raise HarnessError(f"{source}: line 1: SKILL.md must start with '---' front matter")
+    end = text.find("\n---", 4)
+    if end < 0:
+        raise HarnessError(f"{source}: front matter is not closed by '---'")
+    try:
+        meta = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 2}" if mark is not None else ""
+        raise HarnessError(f"{source}:{line}: invalid front matter") from None
+    if not isinstance(meta, dict) or "name" not in meta or "description" not in meta:
+        raise HarnessError(f"{source}: front matter needs 'name' and 'description'")
+    body = text[end + 4 :].lstrip("\n")
+    return {"name": str(meta["name"]), "description": str(meta["description"]), "body": body}
+
+
+def _read_examples(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HarnessError(f"{path}: line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise HarnessError(f"{path}: line {number}: expected a JSON object")
+        try:
+            Example.model_validate(row)
+        except ValidationError as exc:
+            raise HarnessError(describe_validation(exc, f"{path}: line {number}")) from None
+        rows.append(row)
+    return rows
+
+
+def load_harness(path: str | Path) -> Harness:
+    """Load a harness folder (or a JSON bundle); raise HarnessError naming the file on any problem."""
+    path = Path(path)
+    if path.is_file() and path.suffix == ".json":
+        return _load_bundle(path)
+    if not path.is_dir():
+        raise HarnessError(f"{path}: not a harness folder (expected a folder with harness.yaml)")
+    meta_path = path / "harness.yaml"
+    if not meta_path.is_file():
+        raise HarnessError(f"{path}: missing harness.yaml")
+    meta = _read_yaml(meta_path) or {}
+    if not isinstance(meta, dict):
+        raise HarnessError(f"{meta_path}: line 1: expected a mapping at the top level")
+    unknown = sorted(set(meta) - {"name", "description", "control", "tools"})
+    if unknown:
+        raise HarnessError(
+            f"{meta_path}: unknown key(s) {', '.join(unknown)}; valid: name, description, control, tools"
+        )
+    data: dict[str, Any] = {
+        "name": meta.get("name", path.name),
+        "description": meta.get("description", "") or "",
+        "control": meta.get("control") or {},
+        "tools": meta.get("tools") or [],
+    }
+    system_path = path / "system.md"
+    if system_path.is_file():
+        secs = parse_system(system_path.read_text(encoding="utf-8"), str(system_path))
+        data["system"] = [{"name": s["name"], "text": s["text"]} for s in secs]
+    data["skills"] = _load_skills(path / "skills")
+    examples_path = path / "examples.jsonl"
+    if examples_path.is_file():
+        data["examples"] = _read_examples(examples_path)
+    try:
+        return Harness.model_validate(data)
+    except ValidationError as exc:
+        raise HarnessError(describe_validation(exc, str(meta_path))) from None
+
+
+def _load_skills(folder: Path) -> list[dict[str, str]]:
+    if not folder.is_dir():
+        return []
+    skills = []
+    for sub in sorted(folder.iterdir()):
+        skill_md = sub / "SKILL.md"
+        if not sub.is_dir() or not skill_md.is_file():
+            raise HarnessError(f"{sub}: each entry of skills/ must be a folder with SKILL.md")
+        parsed = parse_skill_md(skill_md.read_text(encoding="utf-8"), str(skill_md))
+        if parsed["name"] != sub.name:
+            raise HarnessError(f"{skill_md}: front matter name {parsed['name']!r} differs from folder {sub.name!r}")
+        try:
+            Skill.model_validate(parsed)
+        except ValidationError as exc:
+            raise HarnessError(describe_validation(exc, str(skill_md))) from None
+        skills.append(parsed)
+    return skills
+
+
+def _load_bundle(path: Path) -> Harness:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+    if isinstance(data, dict) and "harness" in data:
+        data = data["harness"]
+    try:
+        return Harness.model_validate(data)
+    except ValidationError as exc:
+        raise HarnessError(describe_validation(exc, str(path))) from None
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+
+
+def render_files(harness: Harness) -> dict[str, str]:
+    """The canonical files of a harness folder, as {relative path: text}."""
+    meta = {
+        "name": harness.name,
+        "description": harness.description,
+        "control": harness.control.model_dump(mode="json"),
+        "tools": [t.model_dump(mode="json") for t in harness.tools],
+    }
+    files = {"harness.yaml": dump_yaml(meta)}
+    if harness.system:
+        files["system.md"] = "".join(f"<!-- section: {s.name} -->\n{s.text}\n\n" for s in harness.system)
+    for skill in sorted(harness.skills, key=lambda s: s.name):
+        front = dump_yaml({"name": skill.name, "description": skill.description})
+        files[f"skills/{skill.name}/SKILL.md"] = f"---\n{front}---\n\n{skill.body}\n"
+    if harness.examples:
+        files["examples.jsonl"] = "".join(
+            json.dumps(e.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n"
+            for e in harness.examples
+        )
+    return files
+
+
+def save_harness(harness: Harness, path: str | Path) -> Path:
+    """Write `harness` as a canonical folder at `path`, replacing harness files there atomically."""
+    path = Path(path)
+    files = render_files(harness)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".harness-", dir=path.parent))
+    try:
+        for rel, text in files.items():
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        path.mkdir(exist_ok=True)
+        for name in HARNESS_FILES:
+            old = path / name
+            if old.is_dir():
+                shutil.rmtree(old)
+            elif old.exists():
+                old.unlink()
+        for item in staging.iterdir():
+            item.replace(path / item.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return path
+
+
+def harness_from_parts(
+    system: list[Section] | None = None,
+    skills: list[Skill] | None = None,
+    examples: list[Example] | None = None,
+    control: Control | None = None,
+    tools: list[Tool] | None = None,
+    name: str = "harness",
+) -> Harness:
+    """Build a harness from component lists (convenience for code and tests)."""
+    return Harness(
+        name=name,
+        system=tuple(system or ()),
+        skills=tuple(skills or ()),
+        examples=tuple(examples or ()),
+        control=control or Control(),
+        tools=tuple(tools or ()),
+    )

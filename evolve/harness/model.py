@@ -1,0 +1,238 @@
+"""The harness document: typed components around a frozen model.
+
+A harness has five component types: `system` (named prompt sections), `skill` (Agent Skills
+`SKILL.md` documents), `example` (few-shot demonstrations), `control` (decoding and control flow)
+and `tool` (callable tools). The version id is a hash of the canonical JSON serialization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+COMPONENTS = ("system", "skill", "example", "control", "tool")
+ComponentType = Literal["system", "skill", "example", "control", "tool"]
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+MAX_TEXT = 20_000
+"""Largest allowed text of one section, skill body or example field (characters)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_name(value: str, what: str) -> str:
+    """Validate a section/skill/tool name: lowercase letters, digits and dashes (no paths)."""
+    if not NAME_RE.match(value or ""):
+        raise ValueError(
+            f"invalid {what} name {value!r}: use 1-64 lowercase letters, digits or dashes"
+        )
+    return value
+
+
+def check_text(value: str, what: str) -> str:
+    if len(value) > MAX_TEXT:
+        raise ValueError(f"{what} is {len(value)} characters; the limit is {MAX_TEXT}")
+    return value
+
+
+class Section(_Strict):
+    """One named section of the system prompt."""
+
+    name: str
+    """Section name (lowercase, digits, dashes)."""
+    text: str
+    """Section text (markdown)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_name(v, "section")
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return check_text(v.strip("\n"), "section text")
+
+
+class Skill(_Strict):
+    """An Agent Skills compatible skill (`skills/<name>/SKILL.md`)."""
+
+    name: str
+    """Skill name; also its folder name."""
+    description: str
+    """When the skill applies (front matter `description`)."""
+    body: str
+    """Instructions (markdown body of SKILL.md)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_name(v, "skill")
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str) -> str:
+        v = " ".join(v.split())
+        if not v:
+            raise ValueError("skill description must not be empty")
+        if len(v) > 1024:
+            raise ValueError("skill description is longer than 1024 characters")
+        return v
+
+    @field_validator("body")
+    @classmethod
+    def _body(cls, v: str) -> str:
+        return check_text(v.strip("\n"), "skill body")
+
+
+class Example(_Strict):
+    """A few-shot demonstration."""
+
+    input: str
+    """Task input as the policy sees it."""
+    output: str
+    """The answer to show (what the model should write)."""
+    rationale: str | None = None
+    """Optional reasoning shown before the answer."""
+
+    @field_validator("input", "output")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return check_text(v, "example text")
+
+
+class AnswerExtraction(_Strict):
+    """How the final answer is extracted from the model's text."""
+
+    mode: Literal["full", "first_line", "last_line", "regex", "json_field"] = "full"
+    """`full` text, its first or last non-empty line, a `regex` group, or a field of a JSON object."""
+    pattern: str | None = None
+    """Regex for mode `regex` (group 1 if present) or the field name for `json_field`."""
+
+    @model_validator(mode="after")
+    def _pattern(self) -> AnswerExtraction:
+        if self.mode in ("regex", "json_field") and not self.pattern:
+            raise ValueError(f"answer mode {self.mode!r} needs a pattern")
+        if self.mode == "regex":
+            try:
+                re.compile(self.pattern or "")
+            except re.error as exc:
+                raise ValueError(f"invalid answer regex: {exc}") from exc
+        return self
+
+
+class Control(_Strict):
+    """Decoding and control-flow settings."""
+
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    """Sampling temperature of the policy."""
+    max_tokens: int = Field(64, ge=1, le=8192)
+    """Most tokens the policy may write per call."""
+    samples: int = Field(1, ge=1, le=16)
+    """Samples per task; >1 enables self-consistency voting."""
+    vote: Literal["majority", "first"] = "majority"
+    """How samples are combined."""
+    max_turns: int = Field(1, ge=1, le=16)
+    """Most policy turns (tool calls) per task."""
+    examples_as: Literal["turns", "system"] = "turns"
+    """Render few-shot examples as chat turns or inside the system prompt."""
+    answer: AnswerExtraction = AnswerExtraction()
+    """Answer extraction."""
+
+
+CONTROL_FIELDS = tuple(f for f in Control.model_fields if f != "answer") + ("answer.mode", "answer.pattern")
+
+
+class Tool(_Strict):
+    """A tool the policy may call with a JSON object `{"tool": name, "arguments": {...}}`."""
+
+    name: str
+    """Tool name."""
+    description: str
+    """What the tool does."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON schema of the arguments."""
+    implementation: str
+    """Reference `builtin:<name>` or `python:<module>:<function>`."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_name(v, "tool")
+
+    @field_validator("implementation")
+    @classmethod
+    def _impl(cls, v: str) -> str:
+        if not re.match(r"^(builtin:[a-z_][a-z0-9_]*|python:[\w.]+:\w+)$", v):
+            raise ValueError(f"tool implementation {v!r} must be builtin:<name> or python:<module>:<function>")
+        return v
+
+
+class Harness(_Strict):
+    """A complete harness. Immutable: edits return new harnesses."""
+
+    name: str = "harness"
+    """Human label (not part of the version id)."""
+    description: str = ""
+    """What this harness is for (not part of the version id)."""
+    system: tuple[Section, ...] = ()
+    """System prompt sections, in order."""
+    skills: tuple[Skill, ...] = ()
+    """Skills, sorted by name on save."""
+    examples: tuple[Example, ...] = ()
+    """Few-shot examples, in order."""
+    control: Control = Control()
+    """Decoding and control settings."""
+    tools: tuple[Tool, ...] = ()
+    """Tools, in order."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> Harness:
+        for what, items in (("section", self.system), ("skill", self.skills), ("tool", self.tools)):
+            names = [i.name for i in items]
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"duplicate {what} name(s): {', '.join(dupes)}")
+        return self
+
+    def content(self) -> dict[str, Any]:
+        """The versioned content (everything except name and description)."""
+        data = self.model_dump(mode="json", exclude={"name", "description"})
+        data["skills"] = sorted(data["skills"], key=lambda s: s["name"])
+        return data
+
+    @property
+    def version(self) -> str:
+        """Content hash: sha256 of the canonical JSON of `content()` (first 16 hex digits)."""
+        return content_hash(self.content())
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.system if s.name == name), None)
+
+    def skill(self, name: str) -> Skill | None:
+        return next((s for s in self.skills if s.name == name), None)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def text_size(self) -> int:
+        """Characters of prompt material (a proxy for policy tokens before any rollout)."""
+        return (
+            sum(len(s.text) for s in self.system)
+            + sum(len(s.body) + len(s.description) for s in self.skills)
+            + sum(len(e.input) + len(e.output) + len(e.rationale or "") for e in self.examples)
+        )
+
+
+def canonical_json(data: Any) -> str:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(data: Any) -> str:
+    return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""Rendering of lineage trees, diffs, reports and exporters."""

@@ -1,0 +1,360 @@
+"""LineageStore: the only module that speaks SQL.
+
+Storage model: a run owns candidates; each candidate points to its parent and to a
+content-addressed harness snapshot (`harnesses.hash` = the harness version id, so identical
+harnesses are stored once). Edits, critiques, surrogate scores and decisions hang off candidates.
+Rollouts are keyed by (run, harness version, benchmark, split, task, trial) and inserted
+idempotently, so a resumed run never duplicates one and re-evaluating a harness reuses its
+rollouts. `run_state` holds small JSON values (memory, step results) for exact resume.
+
+Any SQLAlchemy URL works; SQLite (the default) runs in WAL mode with a busy timeout so readers
+never block a writing run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
+from sqlalchemy.exc import NoSuchModuleError as _NoSuchModule
+
+from evolve.errors import StoreError
+from evolve.harness.model import Harness
+from evolve.store import schema as s
+from evolve.store.migrations import migrate
+from evolve.store.records import CallRecord, CandidateRecord, RolloutRecord
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def normalize_url(url_or_path: str | Path) -> str:
+    """Accept a SQLAlchemy URL or a file path (a path means SQLite)."""
+    text = str(url_or_path)
+    if "://" in text:
+        return text
+    path = Path(text).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA busy_timeout=60000")
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": 60})
+            event.listen(engine, "connect", _sqlite_pragmas)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except (ArgumentError, _NoSuchModule, ImportError) as exc:
+        raise StoreError(f"unusable database URL {url!r}: {exc}") from None
+    return engine
+
+
+class LineageStore:
+    """Read and write runs, candidates, edits, critiques, rubrics, rollouts and decisions."""
+
+    def __init__(self, url: str | Path, *, migrate_schema: bool = True) -> None:
+        self.url = normalize_url(url)
+        self.engine = make_engine(self.url)
+        if migrate_schema:
+            try:
+                migrate(self.engine)
+            except OperationalError as exc:
+                raise StoreError(f"cannot open database {self.url}: {exc.orig}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def create_run(self, run_id: str, config: dict[str, Any], *, seed: int = 0, benchmark: str = "",
+                   model: str = "", preset: str = "", kind: str = "run", status: str = "running") -> None:
+        now = _now()
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(s.Run).values(
+                    id=run_id, kind=kind, status=status, seed=seed, benchmark=benchmark, model=model,
+                    preset=preset, config=config, created_at=now, updated_at=now, heartbeat_at=now,
+                ))
+        except IntegrityError:
+            raise StoreError(f"run {run_id!r} already exists; use `evolve resume {run_id}`") from None
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(s.Run.__table__).where(s.Run.id == run_id)).mappings().first()
+        if row is None:
+            raise StoreError(f"unknown run {run_id!r}; see `evolve status` for the runs in this database")
+        return dict(row)
+
+    def list_runs(self, kind: str | None = None) -> list[dict[str, Any]]:
+        stmt = select(s.Run.__table__).order_by(s.Run.created_at)
+        if kind:
+            stmt = stmt.where(s.Run.kind == kind)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def update_run(self, run_id: str, **values: Any) -> None:
+        values["updated_at"] = _now()
+        with self.engine.begin() as conn:
+            conn.execute(update(s.Run).where(s.Run.id == run_id).values(**values))
+
+    def heartbeat(self, run_id: str) -> None:
+        self.update_run(run_id, heartbeat_at=_now())
+
+    def latest_run_id(self, kind: str = "run") -> str:
+        runs = self.list_runs(kind)
+        if not runs:
+            raise StoreError("no runs in this database yet; start one with `evolve run`")
+        return runs[-1]["id"]
+
+    # -- harnesses and candidates --------------------------------------------------------------
+
+    def put_harness(self, harness: Harness) -> str:
+        version = harness.version
+        with self.engine.begin() as conn:
+            exists = conn.execute(select(s.HarnessRow.hash).where(s.HarnessRow.hash == version)).first()
+            if exists is None:
+                conn.execute(insert(s.HarnessRow).values(
+                    hash=version, content=harness.model_dump(mode="json"), name=harness.name))
+        return version
+
+    def get_harness(self, version: str) -> Harness:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(s.HarnessRow.content).where(s.HarnessRow.hash == version)).first()
+        if row is None:
+            raise StoreError(f"unknown harness version {version!r}")
+        return Harness.model_validate(row[0])
+
+    def add_candidate(self, candidate_id: str, run_id: str, harness: Harness, *, parent_id: str | None,
+                      round: int, slot: int = 0, status: str = "pending", origin: str = "",
+                      edits: Sequence[Any] = (), meta: dict[str, Any] | None = None) -> None:
+        """Store a candidate with its harness snapshot and its edits (one transaction; idempotent)."""
+        version = self.put_harness(harness)
+        with self.engine.begin() as conn:
+            if conn.execute(select(s.Candidate.id).where(s.Candidate.id == candidate_id)).first():
+                return
+            conn.execute(insert(s.Candidate).values(
+                id=candidate_id, run_id=run_id, parent_id=parent_id, round=round, slot=slot,
+                harness_hash=version, status=status, origin=origin, reason="", meta=meta or {},
+                created_at=_now(),
+            ))
+            if edits:
+                conn.execute(insert(s.EditRow), [
+                    {"candidate_id": candidate_id, "position": i, "op": e.op, "component": e.component,
+                     "target": None if e.target is None else str(e.target), "value": e.value,
+                     "hypothesis": e.hypothesis, "origin": e.origin}
+                    for i, e in enumerate(edits)
+                ])
+
+    def update_candidate(self, candidate_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(s.Candidate).where(s.Candidate.id == candidate_id).values(**values))
+
+    def get_candidate(self, candidate_id: str) -> CandidateRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(s.Candidate.__table__).where(s.Candidate.id == candidate_id)).mappings().first()
+        if row is None:
+            raise StoreError(f"unknown candidate {candidate_id!r}; see `evolve lineage RUN` for candidate ids")
+        return _candidate(row)
+
+    def candidates(self, run_id: str) -> list[CandidateRecord]:
+        stmt = (select(s.Candidate.__table__).where(s.Candidate.run_id == run_id)
+                .order_by(s.Candidate.round, s.Candidate.slot, s.Candidate.id))
+        with self.engine.connect() as conn:
+            return [_candidate(r) for r in conn.execute(stmt).mappings()]
+
+    def edits(self, candidate_id: str) -> list[dict[str, Any]]:
+        stmt = select(s.EditRow.__table__).where(s.EditRow.candidate_id == candidate_id).order_by(
+            s.EditRow.position)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def run_edits(self, run_id: str) -> list[dict[str, Any]]:
+        """All edits of a run with their candidate's round and status."""
+        e, c = s.EditRow.__table__, s.Candidate.__table__
+        stmt = (select(e, c.c.round, c.c.status, c.c.delta).join(c, c.c.id == e.c.candidate_id)
+                .where(c.c.run_id == run_id).order_by(c.c.round, c.c.slot, e.c.position))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    # -- critiques, decisions, rubrics, surrogate scores ---------------------------------------
+
+    def add_critique(self, candidate_id: str, kind: str, verdict: str, reason: str,
+                     details: dict[str, Any] | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.Critique).values(
+                candidate_id=candidate_id, kind=kind, verdict=verdict, reason=reason, details=details or {},
+                created_at=_now()))
+
+    def critiques(self, candidate_id: str) -> list[dict[str, Any]]:
+        stmt = select(s.Critique.__table__).where(s.Critique.candidate_id == candidate_id).order_by(s.Critique.id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def add_decision(self, run_id: str, candidate_id: str, round: int, accepted: bool, reason: str,
+                     stats: dict[str, Any] | None = None, kind: str = "acceptance") -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.Decision).values(
+                run_id=run_id, candidate_id=candidate_id, round=round, kind=kind, accepted=accepted,
+                reason=reason, stats=stats or {}, created_at=_now()))
+
+    def decisions(self, run_id: str | None = None, candidate_id: str | None = None) -> list[dict[str, Any]]:
+        stmt = select(s.Decision.__table__).order_by(s.Decision.id)
+        if run_id:
+            stmt = stmt.where(s.Decision.run_id == run_id)
+        if candidate_id:
+            stmt = stmt.where(s.Decision.candidate_id == candidate_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def add_rubric(self, run_id: str, version: int, round: int, content: dict[str, Any],
+                   agreement: float | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.RubricRow).values(
+                run_id=run_id, version=version, round=round, content=content, agreement=agreement,
+                created_at=_now()))
+
+    def rubrics(self, run_id: str) -> list[dict[str, Any]]:
+        stmt = select(s.RubricRow.__table__).where(s.RubricRow.run_id == run_id).order_by(s.RubricRow.id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def add_surrogate_score(self, candidate_id: str, kind: str, score: float, *,
+                            rubric_version: int | None = None, details: dict[str, Any] | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.SurrogateScore).values(
+                candidate_id=candidate_id, kind=kind, score=score, rubric_version=rubric_version,
+                details=details or {}, created_at=_now()))
+
+    def surrogate_scores(self, run_id: str) -> list[dict[str, Any]]:
+        ss, c = s.SurrogateScore.__table__, s.Candidate.__table__
+        stmt = (select(ss, c.c.round).join(c, c.c.id == ss.c.candidate_id)
+                .where(c.c.run_id == run_id).order_by(ss.c.id))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    # -- rollouts and accounting ---------------------------------------------------------------
+
+    def add_rollouts(self, records: Iterable[RolloutRecord]) -> int:
+        """Insert rollouts, skipping any whose key is already stored; return how many were new."""
+        rows = {r.key: r for r in records}
+        if not rows:
+            return 0
+        t = s.Rollout.__table__
+        first = next(iter(rows.values()))
+        with self.engine.begin() as conn:
+            existing = set(conn.execute(
+                select(t.c.run_id, t.c.harness_hash, t.c.benchmark, t.c.split, t.c.task_id, t.c.trial)
+                .where(t.c.run_id == first.run_id, t.c.harness_hash.in_({r.harness_hash for r in rows.values()}))
+            ).all())
+            new = [r for k, r in rows.items() if k not in existing]
+            if new:
+                now = _now()
+                conn.execute(insert(t), [
+                    {"run_id": r.run_id, "candidate_id": r.candidate_id, "harness_hash": r.harness_hash,
+                     "benchmark": r.benchmark, "split": r.split, "task_id": r.task_id, "trial": r.trial,
+                     "reward": r.reward, "prediction": r.prediction, "parsed": r.parsed,
+                     "tokens_in": r.tokens_in, "tokens_out": r.tokens_out, "latency_s": r.latency_s,
+                     "error": r.error, "trajectory": r.trajectory, "created_at": now}
+                    for r in new
+                ])
+        return len(new)
+
+    def rollouts(self, run_id: str, *, harness_hash: str | None = None, split: str | None = None,
+                 benchmark: str | None = None, with_trajectory: bool = False) -> list[RolloutRecord]:
+        t = s.Rollout.__table__
+        cols = [c for c in t.c if with_trajectory or c.name != "trajectory"]
+        stmt = select(*cols).where(t.c.run_id == run_id)
+        if harness_hash:
+            stmt = stmt.where(t.c.harness_hash == harness_hash)
+        if split:
+            stmt = stmt.where(t.c.split == split)
+        if benchmark:
+            stmt = stmt.where(t.c.benchmark == benchmark)
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt.order_by(t.c.id)).mappings().all()
+        fields = RolloutRecord.__dataclass_fields__
+        return [RolloutRecord(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+
+    def count_rollouts(self, run_id: str) -> int:
+        t = s.Rollout.__table__
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(t).where(t.c.run_id == run_id)).scalar_one()
+
+    def add_calls(self, run_id: str, calls: Sequence[CallRecord]) -> None:
+        if not calls:
+            return
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.ModelCall), [
+                {"run_id": run_id, "role": c.role, "model": c.model, "calls": c.calls, "tokens_in": c.tokens_in,
+                 "tokens_out": c.tokens_out, "latency_s": c.latency_s, "cached": c.cached, "errors": c.errors,
+                 "created_at": now} for c in calls
+            ])
+
+    def usage_by_role(self, run_id: str) -> dict[str, dict[str, float]]:
+        t = s.ModelCall.__table__
+        stmt = (select(t.c.role, func.sum(t.c.calls), func.sum(t.c.tokens_in), func.sum(t.c.tokens_out),
+                       func.sum(t.c.latency_s), func.sum(t.c.cached), func.sum(t.c.errors))
+                .where(t.c.run_id == run_id).group_by(t.c.role))
+        with self.engine.connect() as conn:
+            return {r[0]: {"calls": r[1], "tokens_in": r[2], "tokens_out": r[3], "latency_s": r[4],
+                           "cached": r[5], "errors": r[6]} for r in conn.execute(stmt)}
+
+    # -- run state (memory, memoized steps) ----------------------------------------------------
+
+    def put_state(self, run_id: str, key: str, value: Any) -> None:
+        t = s.RunState.__table__
+        with self.engine.begin() as conn:
+            conn.execute(delete(t).where(t.c.run_id == run_id, t.c.key == key))
+            conn.execute(insert(t).values(run_id=run_id, key=key, value=value, updated_at=_now()))
+
+    def get_state(self, run_id: str, key: str, default: Any = None) -> Any:
+        t = s.RunState.__table__
+        with self.engine.connect() as conn:
+            row = conn.execute(select(t.c.value).where(t.c.run_id == run_id, t.c.key == key)).first()
+        return default if row is None else row[0]
+
+    def state_keys(self, run_id: str, prefix: str = "") -> list[str]:
+        t = s.RunState.__table__
+        stmt = select(t.c.key).where(t.c.run_id == run_id, t.c.key.startswith(prefix)).order_by(t.c.key)
+        with self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(stmt)]
+
+    # -- resolution ----------------------------------------------------------------------------
+
+    def resolve_candidate(self, ref: str, run_id: str | None = None) -> CandidateRecord:
+        """A candidate by id, or `best` / `seed` of a run (the latest run when not given)."""
+        if ref in ("best", "seed"):
+            run_id = run_id or self.latest_run_id()
+            cands = self.candidates(run_id)
+            if ref == "seed":
+                return next(c for c in cands if c.parent_id is None)
+            best = self.get_state(run_id, "incumbent")
+            if best:
+                return self.get_candidate(best)
+            accepted = [c for c in cands if c.status in ("accepted", "seed")]
+            return accepted[-1]
+        return self.get_candidate(ref)
+
+
+def _candidate(row: Any) -> CandidateRecord:
+    fields = CandidateRecord.__dataclass_fields__
+    data = {k: v for k, v in dict(row).items() if k in fields}
+    data["meta"] = data.get("meta") or {}
+    return CandidateRecord(**data)

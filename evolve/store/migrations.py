@@ -1,0 +1,239 @@
+"""Named, append-only schema migrations (simonw/llm style).
+
+Each migration is a function `mNNN_description(conn)`; `migrate(engine)` applies the ones not yet
+recorded in `_evolve_migrations`, in list order, each in its own transaction. Never edit a
+shipped migration: add a new one. Table shapes inside a migration are frozen copies, so an old
+database and a new one end in the same schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    text,
+)
+from sqlalchemy.engine import Connection
+
+MIGRATIONS: list[Callable[[Connection], None]] = []
+migration = MIGRATIONS.append
+
+_TRACK = MetaData()
+_migrations_table = Table(
+    "_evolve_migrations",
+    _TRACK,
+    Column("name", String(128), primary_key=True),
+    Column("applied_at", DateTime(timezone=True)),
+)
+
+
+def _ts(name: str) -> Column:
+    return Column(name, DateTime(timezone=True))
+
+
+@migration
+def m001_initial(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "runs",
+        md,
+        Column("id", String(64), primary_key=True),
+        Column("status", String(16)),
+        Column("seed", Integer),
+        Column("benchmark", String(256)),
+        Column("model", String(256)),
+        Column("preset", String(64)),
+        Column("config", JSON),
+        Column("summary", JSON, nullable=True),
+        Column("error", Text, nullable=True),
+        _ts("created_at"),
+        _ts("updated_at"),
+    )
+    Table(
+        "harnesses",
+        md,
+        Column("hash", String(64), primary_key=True),
+        Column("content", JSON),
+        Column("name", String(256)),
+    )
+    Table(
+        "candidates",
+        md,
+        Column("id", String(128), primary_key=True),
+        Column("run_id", ForeignKey("runs.id"), index=True),
+        Column("parent_id", String(128), nullable=True, index=True),
+        Column("round", Integer),
+        Column("slot", Integer),
+        Column("harness_hash", ForeignKey("harnesses.hash")),
+        Column("status", String(32)),
+        Column("origin", String(64)),
+        Column("reason", Text),
+        Column("val_score", Float, nullable=True),
+        Column("val_ci_low", Float, nullable=True),
+        Column("val_ci_high", Float, nullable=True),
+        Column("delta", Float, nullable=True),
+        Column("policy_tokens", Float, nullable=True),
+        Column("meta", JSON),
+        _ts("created_at"),
+    )
+    Table(
+        "edits",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True),
+        Column("position", Integer),
+        Column("op", String(16)),
+        Column("component", String(16)),
+        Column("target", String(256), nullable=True),
+        Column("value", JSON, nullable=True),
+        Column("hypothesis", Text),
+        Column("origin", String(64)),
+    )
+    Table(
+        "critiques",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True),
+        Column("kind", String(32)),
+        Column("verdict", String(16)),
+        Column("reason", Text),
+        Column("details", JSON),
+        _ts("created_at"),
+    )
+    Table(
+        "decisions",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", ForeignKey("runs.id"), index=True),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True),
+        Column("round", Integer),
+        Column("kind", String(32)),
+        Column("accepted", Boolean),
+        Column("reason", Text),
+        Column("stats", JSON),
+        _ts("created_at"),
+    )
+    Table(
+        "rollouts",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", ForeignKey("runs.id")),
+        Column("candidate_id", String(128), nullable=True),
+        Column("harness_hash", String(64)),
+        Column("benchmark", String(256)),
+        Column("split", String(32)),
+        Column("task_id", String(256)),
+        Column("trial", Integer),
+        Column("reward", Float),
+        Column("prediction", Text, nullable=True),
+        Column("parsed", Boolean),
+        Column("tokens_in", Integer),
+        Column("tokens_out", Integer),
+        Column("latency_s", Float),
+        Column("error", Text, nullable=True),
+        Column("trajectory", JSON, nullable=True),
+        _ts("created_at"),
+        UniqueConstraint("run_id", "harness_hash", "benchmark", "split", "task_id", "trial", name="uq_rollout"),
+        Index("ix_rollouts_run_harness", "run_id", "harness_hash"),
+    )
+    md.create_all(conn)
+
+
+@migration
+def m002_selection_and_accounting(conn: Connection) -> None:
+    md = MetaData()
+    Table("runs", md, Column("id", String(64), primary_key=True))
+    Table("candidates", md, Column("id", String(128), primary_key=True))
+    Table(
+        "rubrics",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", ForeignKey("runs.id"), index=True),
+        Column("version", Integer),
+        Column("round", Integer),
+        Column("content", JSON),
+        Column("agreement", Float, nullable=True),
+        _ts("created_at"),
+    )
+    Table(
+        "surrogate_scores",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True),
+        Column("kind", String(32)),
+        Column("rubric_version", Integer, nullable=True),
+        Column("score", Float),
+        Column("details", JSON),
+        _ts("created_at"),
+    )
+    Table(
+        "model_calls",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), index=True),
+        Column("role", String(16)),
+        Column("model", String(256)),
+        Column("calls", Integer),
+        Column("tokens_in", Integer),
+        Column("tokens_out", Integer),
+        Column("latency_s", Float),
+        Column("cached", Integer),
+        Column("errors", Integer),
+        _ts("created_at"),
+    )
+    Table(
+        "run_state",
+        md,
+        Column("run_id", ForeignKey("runs.id"), primary_key=True),
+        Column("key", String(256), primary_key=True),
+        Column("value", JSON, nullable=True),
+        _ts("updated_at"),
+    )
+    for name in ("rubrics", "surrogate_scores", "model_calls", "run_state"):
+        md.tables[name].create(conn, checkfirst=True)
+    existing = {c["name"] for c in inspect(conn).get_columns("runs")}
+    if "kind" not in existing:
+        conn.execute(text("ALTER TABLE runs ADD COLUMN kind VARCHAR(16) DEFAULT 'run'"))
+    if "heartbeat_at" not in existing:
+        conn.execute(text("ALTER TABLE runs ADD COLUMN heartbeat_at TIMESTAMP WITH TIME ZONE"))
+
+
+def applied(engine: Engine) -> list[str]:
+    """Names of the migrations recorded in the database."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("_evolve_migrations"):
+            return []
+        return [r[0] for r in conn.execute(_migrations_table.select().order_by(_migrations_table.c.applied_at))]
+
+
+def migrate(engine: Engine, upto: str | None = None) -> list[str]:
+    """Apply pending migrations (all, or up to and including `upto`); return the names applied now."""
+    with engine.begin() as conn:
+        _TRACK.create_all(conn)
+    done = set(applied(engine))
+    now_applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ not in done:
+            with engine.begin() as conn:
+                fn(conn)
+                conn.execute(_migrations_table.insert().values(name=fn.__name__, applied_at=datetime.now(UTC)))
+            now_applied.append(fn.__name__)
+        if upto and fn.__name__ == upto:
+            break
+    return now_applied
