@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(BIN)/pytest -q
 
 bench: $(STAMP)
-	@for script in tests/bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+	@for script in tests/perf/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
