@@ -1,0 +1,138 @@
+"""Loop configuration: the proposer-side preset (budget, novelty, critic, pruner, memory).
+
+Presets are YAML files in `proposers/` (`rrsi` is the default, `unregularized` the RRSI paper's
+ablation); any field can be overridden per run, and a path to a user YAML file works as a preset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evolve.errors import ConfigError, describe_validation
+from evolve.paths import data_dir
+
+DEFAULT_PRESET = "rrsi"
+OPERATOR_NAMES = ("fewshot", "control", "section_removal", "skill_merge")
+"""Programmatic operators (see evolve.loop.operators)."""
+
+
+class LoopConfig(BaseModel):
+    """Switches and parameters of one evolution round (everything but selection)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: str = DEFAULT_PRESET
+    """Name of the preset these values came from."""
+    description: str = ""
+    """What the preset is for."""
+    drafts: int = Field(2, ge=0, le=32)
+    """m: LLM proposer drafts per round."""
+    operator_drafts: int = Field(2, ge=0, le=32)
+    """Drafts per round from the programmatic operators (no LLM)."""
+    operators: list[str] = Field(default_factory=lambda: list(OPERATOR_NAMES))
+    """Programmatic operators to draw from."""
+    b_min: int = Field(1, ge=1, le=32)
+    """Smallest edit budget (reached at t = T)."""
+    b_max: int = Field(3, ge=1, le=32)
+    """Edit budget of round 0 (the cosine schedule anneals from b_max to b_min)."""
+    volatility: bool = False
+    """Damp the budget by the volatility of per-task deltas (SkillAdam's second moment)."""
+    volatility_beta: float = Field(0.9, ge=0.0, lt=1.0)
+    """EMA decay of the volatility."""
+    v_max: float = Field(0.25, gt=0.0)
+    """Volatility at which the budget falls to b_min (binary rewards have per-task delta variance <= 1)."""
+    novelty: bool = True
+    """Structural novelty, stall directive, banned directions and near-duplicate filtering."""
+    stall_window: int = Field(3, ge=1)
+    """w: rounds over which a score gain of at most `stall_eps` counts as a stall."""
+    stall_eps: float = Field(0.02, ge=0.0)
+    """ε of the stall test."""
+    reserved_slots: int = Field(1, ge=0)
+    """Proposal slots reserved for untried components when stalled."""
+    duplicate_threshold: float = Field(0.9, gt=0.0, le=1.0)
+    """Text similarity at or above which an edit is a near-duplicate of an earlier one."""
+    critic: bool = True
+    """Deterministic leakage screen before any oracle rollout."""
+    llm_critic: bool = True
+    """LLM review against the rubric template (after the leakage screen)."""
+    critic_reviews_operators: bool = False
+    """Also send programmatic operators' edits to the LLM review (they carry no free text of their own)."""
+    leakage_ngram: int = Field(6, ge=2, le=20)
+    """Word n-gram size of the leakage screen."""
+    denylist: list[str] = Field(default_factory=list)
+    """Extra regexes the leakage screen rejects (added to the benchmark's own)."""
+    pruner: bool = True
+    """Recent-yield prune set and leave-one-out ablations of accepted edits."""
+    n_prune: int = Field(4, ge=1)
+    """Window (rounds) of the recent yield."""
+    memory: bool = True
+    """Optimization memory of open/resolved problems in the proposer's context."""
+    proposer_temperature: float = Field(0.7, ge=0.0, le=2.0)
+    """Sampling temperature of the proposer model."""
+    proposer_max_tokens: int = Field(512, ge=16, le=16384)
+    """Most tokens of one proposer reply."""
+    max_repairs: int = Field(2, ge=0, le=10)
+    """Repair attempts for an invalid proposer or critic reply."""
+    n_fail: int = Field(6, ge=0)
+    """Failures shown to the proposer."""
+    n_success: int = Field(3, ge=0)
+    """Successes shown to the proposer."""
+    evidence_chars: int = Field(3000, ge=200)
+    """Upper bound of the evidence text."""
+    template_dir: str | None = None
+    """Folder overriding the shipped proposer templates (any subset of them)."""
+
+    @field_validator("operators")
+    @classmethod
+    def _operators(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in OPERATOR_NAMES:
+                raise ValueError(f"unknown operator {name!r}; valid: {', '.join(OPERATOR_NAMES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _budget(self) -> LoopConfig:
+        if self.b_max < self.b_min:
+            raise ValueError(f"b_max ({self.b_max}) must be >= b_min ({self.b_min})")
+        return self
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped proposer presets."""
+    return sorted(p.stem for p in data_dir("proposers").glob("*.yaml"))
+
+
+def _preset_file(name_or_path: str) -> Path:
+    path = Path(name_or_path).expanduser()
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"proposer preset file {path} not found")
+        return path
+    shipped = data_dir("proposers") / f"{name_or_path}.yaml"
+    if not shipped.is_file():
+        raise ConfigError(f"unknown proposer preset {name_or_path!r}; valid: {', '.join(preset_names())}")
+    return shipped
+
+
+def load_proposer_preset(name_or_path: str = DEFAULT_PRESET, overrides: dict[str, Any] | None = None) -> LoopConfig:
+    """Load a preset by name or YAML path, apply `overrides`, and validate (errors name the field)."""
+    path = _preset_file(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of loop settings")
+    data.setdefault("preset", path.stem)
+    unknown = sorted(set(overrides or {}) - set(LoopConfig.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown loop setting {unknown[0]!r}; valid: {', '.join(LoopConfig.model_fields)}")
+    try:
+        return LoopConfig.model_validate({**data, **(overrides or {})})
+    except ValidationError as exc:
+        source = f"{path}" + (" (with overrides)" if overrides else "")
+        raise ConfigError(describe_validation(exc, source)) from None

@@ -1,0 +1,167 @@
+"""Optimization memory (SkillAdam's first moment): recurring problems with attempts and verdicts.
+
+Rules, applied by the engine after each round:
+- `observe(evidence, round)`: problems are derived from the analyst's failure categories (a gold
+  label answered wrongly most of the time, unparseable answers, rollout errors, a low score on open
+  answers). A new one is opened; a resolved one that shows up again is reopened; an open one that
+  the evidence no longer shows is resolved.
+- `record(round, candidate_id, edits, verdict, delta)`: the candidate's attempt is attached to the
+  problems it addressed (those whose keywords its hypotheses, targets or values mention; all open
+  problems when it names none). An accepted candidate resolves the problems it addressed; other
+  verdicts keep them open with the failed attempt on record, so the next round sees what was tried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolve.errors import ConfigError, describe_validation
+from evolve.harness import Edit
+from evolve.loop.prompts import render_prompt
+
+LABEL_ACCURACY = 0.5
+"""A gold label answered correctly less often than this is a problem."""
+PARSE_RATE = 0.9
+"""A parse rate below this is a problem."""
+LOW_SCORE = 0.5
+"""For open-answer tasks, a score below this is a problem."""
+
+
+class Attempt(BaseModel):
+    """One candidate that tried to fix a problem, with its verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    candidate_id: str
+    approach: str
+    """What the candidate did (its edits and hypotheses, shortened)."""
+    verdict: str
+    """accepted, rejected, critic_reject, invalid, ..."""
+    delta: float | None = None
+    """ΔS of the candidate when it was evaluated."""
+
+
+class Problem(BaseModel):
+    """A recurring failure category."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    """Stable key, e.g. `label:odd`, `unparseable`, `errors`, `low-score`."""
+    description: str
+    evidence: str = ""
+    """The latest numbers behind it."""
+    keywords: list[str] = Field(default_factory=list)
+    """Words that mark an edit as addressing it."""
+    status: Literal["open", "resolved"] = "open"
+    opened_round: int = 0
+    resolved_round: int | None = None
+    reopened: int = 0
+    attempts: list[Attempt] = Field(default_factory=list)
+
+
+def _approach(edits: Iterable[Edit], limit: int = 240) -> str:
+    parts = [f"{e.summary()}: {e.hypothesis}".strip().rstrip(":") for e in edits]
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _mentions(edit: Edit, keyword: str) -> bool:
+    haystack = " ".join([edit.hypothesis, str(edit.target or ""), edit.text()]).lower()
+    return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", haystack) is not None
+
+
+def problems_from_evidence(evidence: Any) -> list[Problem]:
+    """The failure categories an Evidence package shows (see module docstring)."""
+    found = []
+    for stat in evidence.labels:
+        if stat.n >= 2 and stat.accuracy < LABEL_ACCURACY:
+            wrong = ", ".join(f"{k} ×{v}" for k, v in stat.predicted_as.items())
+            found.append(Problem(label=f"label:{stat.label}", keywords=[stat.label],
+                                 description=f"tasks whose answer is '{stat.label}' are mostly answered wrongly",
+                                 evidence=f"{stat.correct}/{stat.n} correct; answered instead: {wrong or '-'}"))
+    if evidence.n and evidence.parse_rate < PARSE_RATE:
+        found.append(Problem(label="unparseable", description="answers often cannot be extracted from the output",
+                             keywords=["parse", "format", "extract", "answer.mode", "answer.pattern", "max_tokens"],
+                             evidence=f"parse rate {evidence.parse_rate:.0%}"))
+    if evidence.n and evidence.error_rate > 0:
+        found.append(Problem(label="errors", description="rollouts fail with errors",
+                             keywords=["error", "max_tokens", "max_turns", "tool"],
+                             evidence=f"error rate {evidence.error_rate:.0%}"))
+    if evidence.n and not evidence.labels and evidence.score < LOW_SCORE:
+        found.append(Problem(label="low-score", description="most answers are wrong", keywords=[],
+                             evidence=f"score {evidence.score:.2f}"))
+    return found
+
+
+class Memory(BaseModel):
+    """Open and resolved problems with their attempts (rendered into the proposer's context)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problems: list[Problem] = Field(default_factory=list)
+
+    def get(self, label: str) -> Problem | None:
+        return next((p for p in self.problems if p.label == label), None)
+
+    def open_problems(self) -> list[Problem]:
+        return [p for p in self.problems if p.status == "open"]
+
+    def observe(self, evidence: Any, round: int) -> None:
+        """Open, refresh, reopen or resolve problems from this round's evidence."""
+        seen = set()
+        for new in problems_from_evidence(evidence):
+            seen.add(new.label)
+            old = self.get(new.label)
+            if old is None:
+                self.problems.append(new.model_copy(update={"opened_round": round}))
+                continue
+            old.evidence, old.description = new.evidence, new.description
+            if old.status == "resolved":
+                old.status, old.resolved_round, old.reopened = "open", None, old.reopened + 1
+        for problem in self.open_problems():
+            if problem.label not in seen:
+                problem.status, problem.resolved_round = "resolved", round
+                problem.evidence = f"no longer observed in round {round}"
+
+    def addressed(self, edits: list[Edit]) -> list[Problem]:
+        """Open problems the edits address (all open problems when they name none)."""
+        open_ = self.open_problems()
+        named = [p for p in open_ if any(_mentions(e, k) for e in edits for k in p.keywords)]
+        return named or open_
+
+    def record(self, round: int, candidate_id: str, edits: list[Edit], verdict: str,
+               delta: float | None = None) -> list[str]:
+        """Attach a candidate's attempt to the problems it addressed; return their labels."""
+        targets = self.addressed(edits)
+        attempt = Attempt(round=round, candidate_id=candidate_id, approach=_approach(edits), verdict=verdict,
+                          delta=delta)
+        for problem in targets:
+            problem.attempts.append(attempt)
+            if verdict == "accepted":
+                problem.status, problem.resolved_round = "resolved", round
+        return [p.label for p in targets]
+
+    def render(self, max_chars: int = 1500, attempts_shown: int = 3) -> str:
+        """Open and resolved problems with their latest attempts, at most `max_chars` characters."""
+        if not self.problems:
+            return ""
+        open_ = self.open_problems()
+        resolved = [p for p in self.problems if p.status == "resolved"]
+        text = render_prompt("memory.md.j2", open_problems=open_, resolved=resolved[-6:], shown=attempts_shown)
+        return text.strip()[:max_chars]
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Memory:
+        try:
+            return cls.model_validate_json(text)
+        except ValidationError as exc:
+            raise ConfigError(describe_validation(exc, "optimization memory")) from None

@@ -1,0 +1,181 @@
+"""Novelty seeking: structural novelty, stall detection, exploration directive, banned directions
+and near-duplicate filtering.
+
+- Structural novelty (RRSI): ν = number of structural component types (`STRUCTURAL`) in a candidate
+  that have never been part of an accepted edit.
+- Stall (RRSI): with the incumbent's score trajectory S_0..S_t, σ_t = 1 iff t >= w and
+  S_t − S_{t−w} <= ε.
+- Exploration directive (RRSI): when stalled, proposal slots are RESERVED for components that no
+  evaluated candidate has touched yet.
+- Banned directions (SkillLift's novelty keys): the keys of every edit of a candidate that was
+  evaluated and not accepted are banned from later rounds.
+- Near duplicates: an edit whose text is nearly the same as an earlier edit of the same component
+  is dropped before any evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evolve.harness import COMPONENTS, Edit
+
+STRUCTURAL: tuple[str, ...] = ("skill", "tool")
+"""Component types that add machinery (rather than rewording it)."""
+
+
+def structural_novelty(components: Iterable[str], accepted_counts: Mapping[str, int]) -> int:
+    """Number of distinct structural component types in `components` never part of an accepted edit.
+
+    >>> structural_novelty(["tool", "system"], {"system": 1})
+    1
+    >>> structural_novelty(["skill"], {"skill": 2})
+    0
+    """
+    kinds = {c for c in components if c in STRUCTURAL}
+    return sum(1 for c in kinds if accepted_counts.get(c, 0) == 0)
+
+
+def stalled(scores: Sequence[float], window: int, eps: float) -> bool:
+    """True iff the score trajectory gained at most `eps` over the last `window` rounds.
+
+    `scores[t]` is the incumbent's score after round t; with fewer than `window + 1` scores there is
+    not enough history and the answer is False.
+    """
+    if window < 1 or len(scores) <= window:
+        return False
+    return scores[-1] - scores[-1 - window] <= eps
+
+
+class Directive(BaseModel):
+    """The exploration directive handed to the proposer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    untried: list[str] = Field(default_factory=list)
+    """Components no evaluated candidate has touched (only listed when stalled)."""
+    reserved_slots: int = 0
+    """Proposal slots reserved for untried components."""
+    text: str = ""
+    """Instruction for the proposer (empty when not stalled)."""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text)
+
+
+def exploration_directive(is_stalled: bool, tried: Iterable[str], all_components: Sequence[str] = COMPONENTS,
+                          slots: int = 1) -> Directive:
+    """The directive for this round: nothing unless stalled; then RESERVED slots for untried components."""
+    if not is_stalled:
+        return Directive()
+    tried_set = set(tried)
+    untried = [c for c in all_components if c not in tried_set]
+    if not untried:
+        return Directive(text="The score has stalled: change a different mechanism than the edits tried so far.")
+    reserved = max(0, min(slots, len(untried)))
+    text = (f"The score has stalled. RESERVED: {reserved} proposal slot(s) must change a component that was "
+            f"never tried: {', '.join(untried)}.")
+    return Directive(untried=untried, reserved_slots=reserved, text=text)
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def novelty_key(edit: Edit) -> str:
+    """The direction an edit explores: `component:op:target`, plus the value for control fields and
+    the input's digest for examples (an example's identity is its content, not its index).
+
+    >>> novelty_key(Edit(op="set", component="control", target="samples", value=3))
+    'control:set:samples=3'
+    """
+    if edit.component == "control":
+        return f"control:set:{edit.target}={json.dumps(edit.value, sort_keys=True)}"
+    if edit.component == "example":
+        value = edit.value if isinstance(edit.value, dict) else {}
+        ident = _digest(value.get("input")) if edit.op != "remove" else str(edit.target)
+        return f"example:{edit.op}:{ident}"
+    if edit.component == "tool" and edit.op == "add" and isinstance(edit.value, dict):
+        return f"tool:add:{edit.value.get('name')}"
+    return f"{edit.component}:{edit.op}:{edit.target}"
+
+
+class BannedDirections(BaseModel):
+    """Novelty keys of rejected candidates' edits (SkillLift's prohibited novelty keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keys: set[str] = Field(default_factory=set)
+    """Banned novelty keys."""
+
+    def ban(self, edits: Iterable[Edit]) -> None:
+        """Ban the directions of a rejected candidate's edits."""
+        self.keys.update(novelty_key(e) for e in edits)
+
+    def banned(self, edit: Edit) -> bool:
+        return novelty_key(edit) in self.keys
+
+    def first_banned(self, edits: Iterable[Edit]) -> str | None:
+        """The first banned key among `edits`, or None."""
+        return next((k for k in map(novelty_key, edits) if k in self.keys), None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def sorted(self) -> list[str]:
+        return sorted(self.keys)
+
+    def to_json(self) -> str:
+        """Serialize with sorted keys (byte-stable across processes)."""
+        return json.dumps({"keys": self.sorted()})
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> BannedDirections:
+        return cls(keys=set(json.loads(text).get("keys", [])))
+
+
+def similarity(a: str, b: str) -> float:
+    """Text similarity in [0, 1]: the selection module's features when available, else difflib."""
+    try:
+        from evolve.selection.features import similarity as features_similarity
+    except ImportError:
+        import difflib
+
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    return float(features_similarity(a, b))
+
+
+_EXACT_ONLY = ("control", "example")
+"""Components whose edits are only duplicates when identical (short values, template-like inputs)."""
+
+
+def near_duplicate(edit: Edit, previous_edits: Iterable[Edit], threshold: float = 0.9) -> str | None:
+    """What `edit` duplicates among `previous_edits` (same component), or None.
+
+    Identical edits (same op, component, target and value) are always duplicates; for text
+    components (system, skill, tool) an edit whose introduced text has similarity >= `threshold`
+    with an earlier edit's text is one too. Edits without text (removals) are compared exactly.
+    """
+    text = edit.text()
+    for prev in previous_edits:
+        if prev.component != edit.component:
+            continue
+        if prev.key() == edit.key():
+            return f"identical to earlier edit '{prev.summary()}'"
+        if edit.component in _EXACT_ONLY or not text or prev.op == "remove" or edit.op == "remove":
+            continue
+        prev_text = prev.text()
+        if not prev_text:
+            continue
+        score = similarity(text, prev_text)
+        if score >= threshold:
+            return f"near-duplicate ({score:.2f}) of earlier edit '{prev.summary()}'"
+    return None
