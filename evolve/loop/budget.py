@@ -69,10 +69,10 @@ class VolatilityDamper(BaseModel):
         return self.model_dump_json()
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> VolatilityDamper:
-        """Restore a damper written by `to_json`."""
+    def from_json(cls, data: str | bytes | dict) -> VolatilityDamper:
+        """Restore a damper written by `to_json` (its text, or that text parsed into a dict)."""
         try:
-            return cls.model_validate_json(text)
+            return cls.model_validate(data) if isinstance(data, dict) else cls.model_validate_json(data)
         except ValidationError as exc:
             raise ConfigError(describe_validation(exc, "volatility damper state")) from None
 

@@ -29,7 +29,7 @@ class LoopConfig(BaseModel):
     """Name of the preset these values came from."""
     description: str = ""
     """What the preset is for."""
-    drafts: int = Field(2, ge=0, le=32)
+    llm_drafts: int = Field(2, ge=0, le=32)
     """m: LLM proposer drafts per round."""
     operator_drafts: int = Field(2, ge=0, le=32)
     """Drafts per round from the programmatic operators (no LLM)."""
@@ -71,7 +71,7 @@ class LoopConfig(BaseModel):
     """Window (rounds) of the recent yield."""
     memory: bool = True
     """Optimization memory of open/resolved problems in the proposer's context."""
-    proposer_temperature: float = Field(0.7, ge=0.0, le=2.0)
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
     """Sampling temperature of the proposer model."""
     proposer_max_tokens: int = Field(512, ge=16, le=16384)
     """Most tokens of one proposer reply."""

@@ -14,7 +14,7 @@ Rules, applied by the engine after each round:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -65,15 +65,21 @@ class Problem(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
 
 
-def _approach(edits: Iterable[Edit], limit: int = 240) -> str:
-    parts = [f"{e.summary()}: {e.hypothesis}".strip().rstrip(":") for e in edits]
-    text = "; ".join(parts)
+def _clip(text: str, limit: int = 240) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _mentions(edit: Edit, keyword: str) -> bool:
-    haystack = " ".join([edit.hypothesis, str(edit.target or ""), edit.text()]).lower()
-    return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", haystack) is not None
+def _approach(edits: Iterable[Edit]) -> str:
+    return _clip("; ".join(f"{e.summary()}: {e.hypothesis}".strip().rstrip(":") for e in edits))
+
+
+def _edit_text(edit: Edit) -> str:
+    return " ".join([edit.hypothesis, str(edit.target or ""), edit.text()])
+
+
+def _mentions(text: str, keyword: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(keyword.lower())}(?!\w)", text.lower()) is not None
 
 
 def problems_from_evidence(evidence: Any) -> list[Problem]:
@@ -129,23 +135,34 @@ class Memory(BaseModel):
                 problem.status, problem.resolved_round = "resolved", round
                 problem.evidence = f"no longer observed in round {round}"
 
-    def addressed(self, edits: list[Edit]) -> list[Problem]:
-        """Open problems the edits address (all open problems when they name none)."""
+    def addressed(self, edits: list[Edit] | str) -> list[Problem]:
+        """Open problems the edits (or an approach text) address (all open problems when they name none)."""
+        text = edits if isinstance(edits, str) else " ".join(_edit_text(e) for e in edits)
         open_ = self.open_problems()
-        named = [p for p in open_ if any(_mentions(e, k) for e in edits for k in p.keywords)]
+        named = [p for p in open_ if any(_mentions(text, k) for k in p.keywords)]
         return named or open_
 
-    def record(self, round: int, candidate_id: str, edits: list[Edit], verdict: str,
+    def record(self, round: int, candidate_id: str, edits: list[Edit] | str, verdict: str,
                delta: float | None = None) -> list[str]:
-        """Attach a candidate's attempt to the problems it addressed; return their labels."""
+        """Attach a candidate's attempt (its edits, or an approach text) to the problems it addressed;
+        return their labels."""
         targets = self.addressed(edits)
-        attempt = Attempt(round=round, candidate_id=candidate_id, approach=_approach(edits), verdict=verdict,
-                          delta=delta)
+        approach = _clip(edits) if isinstance(edits, str) else _approach(edits)
+        attempt = Attempt(round=round, candidate_id=candidate_id, approach=approach, verdict=verdict, delta=delta)
         for problem in targets:
             problem.attempts.append(attempt)
             if verdict == "accepted":
                 problem.status, problem.resolved_round = "resolved", round
         return [p.label for p in targets]
+
+    def update(self, round: int, evidence: Any, attempts: Iterable[Mapping[str, Any]]) -> None:
+        """One round's update: `observe(evidence)`, then `record` each attempt, a mapping with
+        `candidate_id`, `approach` (text) or `edits`, `accepted` (bool) or `verdict`, and `delta`."""
+        self.observe(evidence, round)
+        for a in attempts:
+            verdict = a.get("verdict") or ("accepted" if a.get("accepted") else "rejected")
+            what = a.get("edits") or a.get("approach") or ""
+            self.record(round, str(a["candidate_id"]), what, str(verdict), a.get("delta"))
 
     def render(self, max_chars: int = 1500, attempts_shown: int = 3) -> str:
         """Open and resolved problems with their latest attempts, at most `max_chars` characters."""

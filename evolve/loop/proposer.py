@@ -1,0 +1,260 @@
+"""The proposer: drafts of at most b_t typed edits, conditioned on the round's context.
+
+`Proposer` is the extension point; `LLMProposer` renders `proposers/propose.md.j2`, asks the model
+for JSON (schema-constrained where the backend can), parses robustly, validates the edits against
+the incumbent, and feeds errors back in a bounded repair loop. Render, call and parse are separate
+functions.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evolve.backends.base import Backend, Request
+from evolve.errors import EditError
+from evolve.harness import COMPONENTS, Edit, Harness, apply_edits, canonical_json, parse_edits
+from evolve.harness.edits import VALID_OPS
+from evolve.harness.model import CONTROL_FIELDS
+from evolve.loop.novelty import Directive
+from evolve.loop.prompts import extract_json, render_prompt
+
+EDITS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string", "enum": ["add", "replace", "remove", "set"]},
+                    "component": {"type": "string", "enum": list(COMPONENTS)},
+                    "target": {"type": "string"},
+                    "value": {},
+                    "hypothesis": {"type": "string"},
+                },
+                "required": ["op", "component", "target", "value", "hypothesis"],
+            },
+        },
+    },
+    "required": ["edits"],
+}
+"""JSON schema of a proposer reply (constant, so a backend builds its grammar once)."""
+
+_EDIT_FIELDS = ("op", "component", "target", "value", "hypothesis")
+_ALIASES = {"skills": "skill", "examples": "example", "tools": "tool", "prompt": "system", "section": "system",
+            "sections": "system", "controls": "control"}
+
+
+class Draft(BaseModel):
+    """One proposal: the edits (empty when the reply stayed invalid) and the exchange that produced it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    edits: list[Edit] = Field(default_factory=list)
+    origin: str
+    """`llm`, or the name of the programmatic operator."""
+    messages: list[dict[str, str]] = Field(default_factory=list)
+    """The rendered proposer context (kept for training the proposer later)."""
+    reply: str = ""
+    """The model's last reply (empty for operators)."""
+    error: str | None = None
+    """Why the draft has no edits (invalid after repairs, backend failure)."""
+    repairs: int = 0
+    """Repair rounds used."""
+
+
+class ProposerContext(BaseModel):
+    """What a proposer sees in one round."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    incumbent: Harness
+    evidence: str = ""
+    """The analyst's rendered evidence package."""
+    history: list[Any] = Field(default_factory=list)
+    """Earlier edits with verdicts: objects with round, component, op, target, hypothesis, verdict, delta."""
+    memory: str = ""
+    """Rendered optimization memory."""
+    directive: Directive | None = None
+    """Exploration directive (RESERVED slots for untried components when stalled)."""
+    prune: list[Any] = Field(default_factory=list)
+    """Prune set entries (PruneEntry: component, edits, describe())."""
+    budget: int = Field(1, ge=1)
+    """b_t: the most edits a draft may bundle."""
+    description: str = ""
+    """What the benchmark asks for."""
+    labels: tuple[str, ...] = ()
+    """Valid answers for label tasks."""
+    banned: list[str] = Field(default_factory=list)
+    """Novelty keys of rejected directions."""
+    history_shown: int = 30
+    """Most recent history entries rendered (older ones are counted)."""
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Makes drafts for one round.
+
+    Contract: `propose(ctx, n, rng)` returns at most `n` drafts (operators may return fewer when
+    nothing applicable is left), each with at most `ctx.budget` edits that apply to `ctx.incumbent`
+    and change it, or with `error` set and no edits. It never raises for a bad model reply (that is
+    a draft with an error); it raises only for systemic failures (missing template, backend that
+    cannot start). All randomness comes from `rng`; `ctx` is not modified.
+    """
+
+    async def propose(self, ctx: ProposerContext, n: int, rng: random.Random) -> list[Draft]:
+        """Draft up to `n` candidates."""
+        ...
+
+
+def _normalize_item(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item
+    out = {k: item[k] for k in _EDIT_FIELDS if k in item}
+    component = str(out.get("component", "")).strip().lower()
+    out["component"] = _ALIASES.get(component, component)
+    target = out.get("target")
+    if isinstance(target, int | float) and not isinstance(target, bool):
+        out["target"] = str(int(target))
+    elif isinstance(target, str) and not target.strip():
+        out["target"] = None
+    if out.get("hypothesis") is None:
+        out["hypothesis"] = ""
+    out["hypothesis"] = str(out["hypothesis"])[:2000]
+    return out
+
+
+def validate_reply(text: str, incumbent: Harness, budget: int, origin: str = "llm",
+                   required: tuple[str, ...] = ()) -> list[Edit]:
+    """Parse a reply into at most `budget` edits that apply to `incumbent` and change it (and, when
+    `required` is given, touch at least one of those components: a RESERVED slot).
+
+    Raises EditError (or ValueError for missing JSON) with the reason, worded for the model.
+    """
+    raw = extract_json(text)
+    if isinstance(raw, dict) and "edits" not in raw and "op" in raw:
+        raw = [raw]
+    if isinstance(raw, dict) and "edits" in raw:
+        raw = raw["edits"]
+    if not isinstance(raw, list):
+        raise EditError('expected {"edits": [...]}')
+    edits = parse_edits([_normalize_item(i) for i in raw], "edits")
+    edits = [e.model_copy(update={"origin": origin}) for e in edits][:budget]
+    if not edits:
+        raise EditError("the reply contains no edits")
+    if required and not any(e.component in required for e in edits):
+        raise EditError(f"this slot is RESERVED: at least one edit must change one of: {', '.join(required)}")
+    candidate = apply_edits(incumbent, edits)
+    if candidate.version == incumbent.version:
+        raise EditError("the edits do not change the harness")
+    return edits
+
+
+def _history_lines(ctx: ProposerContext) -> tuple[list[str], int]:
+    items = list(ctx.history)[-ctx.history_shown:] if ctx.history_shown else []
+    lines = []
+    for h in items:
+        target = f" {h.target}" if getattr(h, "target", None) not in (None, "") else ""
+        delta = f", ΔS {h.delta:+.3f}" if getattr(h, "delta", None) is not None else ""
+        hyp = f" — {h.hypothesis}" if getattr(h, "hypothesis", "") else ""
+        lines.append(f"round {h.round}: {h.op} {h.component}{target}{hyp} → {h.verdict}{delta}")
+    return lines, len(ctx.history) - len(items)
+
+
+def _harness_view(h: Harness) -> dict[str, Any]:
+    return {
+        "sections": [{"name": s.name, "text": s.text} for s in h.system],
+        "skills": [{"name": s.name, "description": s.description, "body": s.body} for s in h.skills],
+        "examples": [{"index": i, "input": e.input, "output": e.output} for i, e in enumerate(h.examples)],
+        "control": canonical_json(h.control.model_dump(mode="json")),
+        "tools": [{"name": t.name, "description": t.description} for t in h.tools],
+    }
+
+
+def render_messages(ctx: ProposerContext, slot: int, folder: str | Path | None = None) -> list[dict[str, str]]:
+    """The chat messages of proposer slot `slot` (slots below the directive's reserved count are RESERVED)."""
+    history, older = _history_lines(ctx)
+    directive = ctx.directive or Directive()
+    variables = {
+        "ctx": ctx, "harness": _harness_view(ctx.incumbent), "history": history, "older": older,
+        "directive": directive, "reserved": slot < directive.reserved_slots,
+        "prune": [p.describe() if hasattr(p, "describe") else str(p) for p in ctx.prune],
+        "ops": VALID_OPS, "control_fields": CONTROL_FIELDS, "labels": list(ctx.labels),
+    }
+    return [{"role": "system", "content": render_prompt("propose_system.md.j2", folder, **variables).strip()},
+            {"role": "user", "content": render_prompt("propose.md.j2", folder, **variables).strip()}]
+
+
+@dataclass
+class _Exchange:
+    messages: list[dict[str, str]]
+    seed: int
+    required: tuple[str, ...] = ()
+    turns: list[dict[str, str]] = field(default_factory=list)
+    reply: str = ""
+    error: str | None = None
+    edits: list[Edit] | None = None
+    repairs: int = 0
+
+
+class LLMProposer:
+    """Proposer backed by a language model (see module docstring)."""
+
+    def __init__(self, backend: Backend, template_dir: str | Path | None = None, max_repairs: int = 2,
+                 temperature: float = 0.7, max_tokens: int = 512) -> None:
+        self.backend = backend
+        self.template_dir = template_dir
+        self.max_repairs = max_repairs
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def _request(self, x: _Exchange) -> Request:
+        return Request(messages=tuple(x.messages + x.turns), role="proposer", temperature=self.temperature,
+                       max_tokens=self.max_tokens, seed=x.seed, json_schema=EDITS_SCHEMA)
+
+    def _repair_turns(self, x: _Exchange) -> list[dict[str, str]]:
+        text = render_prompt("repair.md.j2", self.template_dir, error=x.error, expected='{"edits": [...]}')
+        return [{"role": "assistant", "content": x.reply}, {"role": "user", "content": text.strip()}]
+
+    async def propose(self, ctx: ProposerContext, n: int, rng: random.Random) -> list[Draft]:
+        """Draft `n` candidates, in one batched call per repair round."""
+        directive = ctx.directive or Directive()
+        exchanges = [_Exchange(render_messages(ctx, slot, self.template_dir), rng.randrange(2**31),
+                               tuple(directive.untried) if slot < directive.reserved_slots else ())
+                     for slot in range(n)]
+        for attempt in range(self.max_repairs + 1):
+            pending = [x for x in exchanges if x.edits is None and (attempt == 0 or x.error is not None)]
+            if not pending:
+                break
+            if attempt:
+                for x in pending:
+                    x.turns += self._repair_turns(x)
+                    x.repairs += 1
+            completions = await self.backend.complete([self._request(x) for x in pending])
+            for x, completion in zip(pending, completions, strict=True):
+                x.reply = completion.text
+                if not completion.ok:
+                    x.error = f"proposer call failed: {completion.error}"
+                    x.edits = []  # a backend failure is not repaired
+                    continue
+                try:
+                    x.edits, x.error = validate_reply(completion.text, ctx.incumbent, ctx.budget,
+                                                         required=x.required), None
+                except (EditError, ValueError) as exc:
+                    x.error = str(exc)
+        return [self._draft(x) for x in exchanges]
+
+    @staticmethod
+    def _draft(x: _Exchange) -> Draft:
+        error = None
+        if not x.edits:
+            error = x.error or "no edits"
+            if x.edits is None:
+                error = f"invalid reply after {x.repairs} repair(s): {error}"
+        return Draft(edits=x.edits or [], origin="llm", messages=x.messages, reply=x.reply, error=error,
+                     repairs=x.repairs)
