@@ -46,14 +46,14 @@ VALID_OPS: dict[str, tuple[str, ...]] = {
 class Edit(BaseModel):
     """One typed edit with the hypothesis of why it should help."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     op: Op
     """Operation."""
     component: ComponentType
     """Component type the edit changes."""
     target: str | None = None
-    """Section/skill/tool name, example index, or control field."""
+    """Section/skill/tool name, example index (a number is accepted), or control field."""
     value: Any = None
     """New content (see the module table)."""
     hypothesis: str = Field("", max_length=2000)
@@ -156,17 +156,16 @@ def _apply_skill(data: dict[str, Any], edit: Edit) -> None:
     if edit.op == "add":
         if any(s["name"] == name for s in skills):
             raise EditError(f"skill {name!r} already exists (use replace)")
-        skills.append(_validated(Skill, {"name": name, **value}, "skill"))
+        skills.append(_validated(Skill, {**value, "name": name}, "skill"))
     else:
         index = _find(skills, name, "skill")
         skills[index] = _validated(Skill, {**skills[index], **value, "name": name}, "skill")
 
 
 def _example_index(edit: Edit, size: int, allow_end: bool) -> int:
-    try:
-        index = int(str(edit.target))
-    except ValueError:
-        raise EditError(f"example target must be an index, got {edit.target!r}") from None
+    if edit.target is None or not edit.target.isascii() or not edit.target.isdigit():
+        raise EditError(f"example target must be an index (0, 1, ...), got {edit.target!r}")
+    index = int(edit.target)
     limit = size if allow_end else size - 1
     if not 0 <= index <= limit:
         raise EditError(f"example index {index} out of range 0..{limit}")

@@ -14,7 +14,6 @@ A harness can also be a single JSON bundle (`*.json`, the `json` export format).
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,38 +23,52 @@ import yaml
 from pydantic import ValidationError
 
 from evolve.errors import HarnessError, describe_validation
-from evolve.harness.model import Control, Example, Harness, Section, Skill, Tool
+from evolve.harness.model import MARKER_RE, Control, Example, Harness, Section, Skill, Tool
 
-MARKER_RE = re.compile(r"^<!-- section: (\S+) -->$")
+__all__ = ["MARKER_RE", "load_harness", "parse_skill_md", "parse_system", "render_files", "save_harness"]
+
 HARNESS_FILES = ("harness.yaml", "system.md", "examples.jsonl", "skills")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(_read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise HarnessError(f"{path}:{where}: {problem}") from None
-    except UnicodeDecodeError:
-        raise HarnessError(f"{path}: not UTF-8 text") from None
 
 
 def parse_system(text: str, source: str) -> list[dict[str, str]]:
+    """Split `system.md` into validated sections; errors name `source` and the marker's line."""
     sections: list[dict[str, str]] = []
-    lines = text.splitlines()
-    preamble = []
-    for number, line in enumerate(lines, 1):
-        match = MARKER_RE.match(line.strip())
+    lines: list[int] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        match = MARKER_RE.fullmatch(line.strip())
         if match:
-            sections.append({"name": match.group(1), "text": "", "_line": str(number)})
+            sections.append({"name": match.group(1), "text": ""})
+            lines.append(number)
         elif sections:
             sections[-1]["text"] += line + "\n"
         elif line.strip():
-            preamble.append(line)
-    if preamble:
-        raise HarnessError(f"{source}: line 1: text before the first '<!-- section: NAME -->' marker")
+            raise HarnessError(f"{source}: line {number}: text before the first '<!-- section: NAME -->' marker")
+    seen: set[str] = set()
+    for section, number in zip(sections, lines, strict=True):
+        if section["name"] in seen:
+            raise HarnessError(f"{source}: line {number}: duplicate section name {section['name']!r}")
+        seen.add(section["name"])
+        try:
+            Section.model_validate(section)
+        except ValidationError as exc:
+            raise HarnessError(describe_validation(exc, f"{source}: line {number}")) from None
     return sections
 
 
@@ -79,7 +92,7 @@ def parse_skill_md(text: str, source: str) -> dict[str, str]:
 
 def _read_examples(path: Path) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(_read_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -122,8 +135,7 @@ def load_harness(path: str | Path) -> Harness:
     }
     system_path = path / "system.md"
     if system_path.is_file():
-        secs = parse_system(system_path.read_text(encoding="utf-8"), str(system_path))
-        data["system"] = [{"name": s["name"], "text": s["text"]} for s in secs]
+        data["system"] = parse_system(_read_text(system_path), str(system_path))
     data["skills"] = _load_skills(path / "skills")
     examples_path = path / "examples.jsonl"
     if examples_path.is_file():
@@ -142,7 +154,7 @@ def _load_skills(folder: Path) -> list[dict[str, str]]:
         skill_md = sub / "SKILL.md"
         if not sub.is_dir() or not skill_md.is_file():
             raise HarnessError(f"{sub}: each entry of skills/ must be a folder with SKILL.md")
-        parsed = parse_skill_md(skill_md.read_text(encoding="utf-8"), str(skill_md))
+        parsed = parse_skill_md(_read_text(skill_md), str(skill_md))
         if parsed["name"] != sub.name:
             raise HarnessError(f"{skill_md}: front matter name {parsed['name']!r} differs from folder {sub.name!r}")
         try:
@@ -155,7 +167,7 @@ def _load_skills(folder: Path) -> list[dict[str, str]]:
 
 def _load_bundle(path: Path) -> Harness:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
         raise HarnessError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     if isinstance(data, dict) and "harness" in data:
@@ -202,7 +214,7 @@ def save_harness(harness: Harness, path: str | Path) -> Path:
         for rel, text in files.items():
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            target.write_text(text, encoding="utf-8", newline="")
         path.mkdir(exist_ok=True)
         for name in HARNESS_FILES:
             old = path / name

@@ -16,9 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 COMPONENTS = ("system", "skill", "example", "control", "tool")
 ComponentType = Literal["system", "skill", "example", "control", "tool"]
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
+MARKER_RE = re.compile(r"<!-- section: (\S+) -->")
+"""A line of `system.md` that starts a section (matched with `fullmatch` on the stripped line)."""
 MAX_TEXT = 20_000
-"""Largest allowed text of one section, skill body or example field (characters)."""
+"""Largest allowed text of one section, skill body, example field or tool description (characters)."""
 
 
 class _Strict(BaseModel):
@@ -27,7 +29,7 @@ class _Strict(BaseModel):
 
 def check_name(value: str, what: str) -> str:
     """Validate a section/skill/tool name: lowercase letters, digits and dashes (no paths)."""
-    if not NAME_RE.match(value or ""):
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value):
         raise ValueError(
             f"invalid {what} name {value!r}: use 1-64 lowercase letters, digits or dashes"
         )
@@ -38,6 +40,16 @@ def check_text(value: str, what: str) -> str:
     if len(value) > MAX_TEXT:
         raise ValueError(f"{what} is {len(value)} characters; the limit is {MAX_TEXT}")
     return value
+
+
+def normalize_newlines(value: str) -> str:
+    """Canonical line ends: CRLF and lone CR become LF (files are read with universal newlines)."""
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def is_marker(line: str) -> bool:
+    """Whether `line` would be read as a section marker of `system.md`."""
+    return MARKER_RE.fullmatch(line.strip()) is not None
 
 
 class Section(_Strict):
@@ -56,7 +68,10 @@ class Section(_Strict):
     @field_validator("text")
     @classmethod
     def _text(cls, v: str) -> str:
-        return check_text(v.strip("\n"), "section text")
+        v = normalize_newlines(v).strip("\n")
+        if any(is_marker(line) for line in v.split("\n")):
+            raise ValueError("section text must not contain a '<!-- section: NAME -->' line")
+        return check_text(v, "section text")
 
 
 class Skill(_Strict):
@@ -87,7 +102,7 @@ class Skill(_Strict):
     @field_validator("body")
     @classmethod
     def _body(cls, v: str) -> str:
-        return check_text(v.strip("\n"), "skill body")
+        return check_text(normalize_newlines(v).strip("\n"), "skill body")
 
 
 class Example(_Strict):
@@ -100,10 +115,10 @@ class Example(_Strict):
     rationale: str | None = None
     """Optional reasoning shown before the answer."""
 
-    @field_validator("input", "output")
+    @field_validator("input", "output", "rationale")
     @classmethod
-    def _text(cls, v: str) -> str:
-        return check_text(v, "example text")
+    def _text(cls, v: str | None) -> str | None:
+        return v if v is None else check_text(v, "example text")
 
 
 class AnswerExtraction(_Strict):
@@ -165,10 +180,15 @@ class Tool(_Strict):
     def _name(cls, v: str) -> str:
         return check_name(v, "tool")
 
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str) -> str:
+        return check_text(v, "tool description")
+
     @field_validator("implementation")
     @classmethod
     def _impl(cls, v: str) -> str:
-        if not re.match(r"^(builtin:[a-z_][a-z0-9_]*|python:[\w.]+:\w+)$", v):
+        if not re.match(r"^(builtin:[a-z_][a-z0-9_]*|python:[\w.]+:\w+)\Z", v):
             raise ValueError(f"tool implementation {v!r} must be builtin:<name> or python:<module>:<function>")
         return v
 
@@ -183,13 +203,18 @@ class Harness(_Strict):
     system: tuple[Section, ...] = ()
     """System prompt sections, in order."""
     skills: tuple[Skill, ...] = ()
-    """Skills, sorted by name on save."""
+    """Skills, kept sorted by name (their order carries no meaning)."""
     examples: tuple[Example, ...] = ()
     """Few-shot examples, in order."""
     control: Control = Control()
     """Decoding and control settings."""
     tools: tuple[Tool, ...] = ()
     """Tools, in order."""
+
+    @field_validator("skills")
+    @classmethod
+    def _sorted_skills(cls, v: tuple[Skill, ...]) -> tuple[Skill, ...]:
+        return tuple(sorted(v, key=lambda s: s.name))
 
     @model_validator(mode="after")
     def _unique(self) -> Harness:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from evolve.errors import StoreError
 from evolve.store.records import CandidateRecord
 
 
@@ -18,23 +19,33 @@ def lineage_graph(candidates: list[CandidateRecord]) -> nx.DiGraph:
     return graph
 
 
+def _require(graph: nx.DiGraph, node: str) -> None:
+    if node not in graph:
+        raise StoreError(f"unknown candidate {node!r} in this lineage; see `evolve lineage RUN` for candidate ids")
+
+
 def ancestors(graph: nx.DiGraph, node: str) -> list[str]:
-    """Ancestors of `node`, root first."""
+    """Ancestors of `node`, root first (a parent cycle in corrupt data stops the walk)."""
+    _require(graph, node)
     path = [node]
+    seen = {node}
     while True:
-        parents = list(graph.predecessors(path[-1]))
+        parents = [p for p in graph.predecessors(path[-1]) if p not in seen]
         if not parents:
             break
         path.append(parents[0])
+        seen.add(parents[0])
     return list(reversed(path[1:]))
 
 
 def descendants(graph: nx.DiGraph, node: str) -> set[str]:
+    """Every candidate derived from `node`, directly or not."""
+    _require(graph, node)
     return set(nx.descendants(graph, node))
 
 
 def best_path(graph: nx.DiGraph, best: str) -> list[str]:
-    """Root-to-best chain of accepted candidates."""
+    """Root-to-best chain: the ancestors of `best`, root first, then `best`."""
     return [*ancestors(graph, best), best]
 
 

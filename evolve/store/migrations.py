@@ -43,8 +43,8 @@ _migrations_table = Table(
 )
 
 
-def _ts(name: str) -> Column:
-    return Column(name, DateTime(timezone=True))
+def _ts(name: str, nullable: bool = False) -> Column:
+    return Column(name, DateTime(timezone=True), nullable=nullable)
 
 
 @migration
@@ -54,12 +54,12 @@ def m001_initial(conn: Connection) -> None:
         "runs",
         md,
         Column("id", String(64), primary_key=True),
-        Column("status", String(16)),
-        Column("seed", Integer),
-        Column("benchmark", String(256)),
-        Column("model", String(256)),
-        Column("preset", String(64)),
-        Column("config", JSON),
+        Column("status", String(16), nullable=False),
+        Column("seed", Integer, nullable=False),
+        Column("benchmark", String(256), nullable=False),
+        Column("model", String(256), nullable=False),
+        Column("preset", String(64), nullable=False),
+        Column("config", JSON, nullable=False),
         Column("summary", JSON, nullable=True),
         Column("error", Text, nullable=True),
         _ts("created_at"),
@@ -69,83 +69,83 @@ def m001_initial(conn: Connection) -> None:
         "harnesses",
         md,
         Column("hash", String(64), primary_key=True),
-        Column("content", JSON),
-        Column("name", String(256)),
+        Column("content", JSON, nullable=False),
+        Column("name", String(256), nullable=False),
     )
     Table(
         "candidates",
         md,
         Column("id", String(128), primary_key=True),
-        Column("run_id", ForeignKey("runs.id"), index=True),
+        Column("run_id", ForeignKey("runs.id"), index=True, nullable=False),
         Column("parent_id", String(128), nullable=True, index=True),
-        Column("round", Integer),
-        Column("slot", Integer),
-        Column("harness_hash", ForeignKey("harnesses.hash")),
-        Column("status", String(32)),
-        Column("origin", String(64)),
-        Column("reason", Text),
+        Column("round", Integer, nullable=False),
+        Column("slot", Integer, nullable=False),
+        Column("harness_hash", ForeignKey("harnesses.hash"), nullable=False),
+        Column("status", String(32), nullable=False),
+        Column("origin", String(64), nullable=False),
+        Column("reason", Text, nullable=False),
         Column("val_score", Float, nullable=True),
         Column("val_ci_low", Float, nullable=True),
         Column("val_ci_high", Float, nullable=True),
         Column("delta", Float, nullable=True),
         Column("policy_tokens", Float, nullable=True),
-        Column("meta", JSON),
+        Column("meta", JSON, nullable=False),
         _ts("created_at"),
     )
     Table(
         "edits",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("candidate_id", ForeignKey("candidates.id"), index=True),
-        Column("position", Integer),
-        Column("op", String(16)),
-        Column("component", String(16)),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True, nullable=False),
+        Column("position", Integer, nullable=False),
+        Column("op", String(16), nullable=False),
+        Column("component", String(16), nullable=False),
         Column("target", String(256), nullable=True),
         Column("value", JSON, nullable=True),
-        Column("hypothesis", Text),
-        Column("origin", String(64)),
+        Column("hypothesis", Text, nullable=False),
+        Column("origin", String(64), nullable=False),
     )
     Table(
         "critiques",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("candidate_id", ForeignKey("candidates.id"), index=True),
-        Column("kind", String(32)),
-        Column("verdict", String(16)),
-        Column("reason", Text),
-        Column("details", JSON),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True, nullable=False),
+        Column("kind", String(32), nullable=False),
+        Column("verdict", String(16), nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("details", JSON, nullable=False),
         _ts("created_at"),
     )
     Table(
         "decisions",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", ForeignKey("runs.id"), index=True),
-        Column("candidate_id", ForeignKey("candidates.id"), index=True),
-        Column("round", Integer),
-        Column("kind", String(32)),
-        Column("accepted", Boolean),
-        Column("reason", Text),
-        Column("stats", JSON),
+        Column("run_id", ForeignKey("runs.id"), index=True, nullable=False),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True, nullable=False),
+        Column("round", Integer, nullable=False),
+        Column("kind", String(32), nullable=False),
+        Column("accepted", Boolean, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("stats", JSON, nullable=False),
         _ts("created_at"),
     )
     Table(
         "rollouts",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", ForeignKey("runs.id")),
+        Column("run_id", ForeignKey("runs.id"), nullable=False),
         Column("candidate_id", String(128), nullable=True),
-        Column("harness_hash", String(64)),
-        Column("benchmark", String(256)),
-        Column("split", String(32)),
-        Column("task_id", String(256)),
-        Column("trial", Integer),
-        Column("reward", Float),
+        Column("harness_hash", String(64), nullable=False),
+        Column("benchmark", String(256), nullable=False),
+        Column("split", String(32), nullable=False),
+        Column("task_id", String(256), nullable=False),
+        Column("trial", Integer, nullable=False),
+        Column("reward", Float, nullable=False),
         Column("prediction", Text, nullable=True),
-        Column("parsed", Boolean),
-        Column("tokens_in", Integer),
-        Column("tokens_out", Integer),
-        Column("latency_s", Float),
+        Column("parsed", Boolean, nullable=False),
+        Column("tokens_in", Integer, nullable=False),
+        Column("tokens_out", Integer, nullable=False),
+        Column("latency_s", Float, nullable=False),
         Column("error", Text, nullable=True),
         Column("trajectory", JSON, nullable=True),
         _ts("created_at"),
@@ -164,10 +164,10 @@ def m002_selection_and_accounting(conn: Connection) -> None:
         "rubrics",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", ForeignKey("runs.id"), index=True),
-        Column("version", Integer),
-        Column("round", Integer),
-        Column("content", JSON),
+        Column("run_id", ForeignKey("runs.id"), index=True, nullable=False),
+        Column("version", Integer, nullable=False),
+        Column("round", Integer, nullable=False),
+        Column("content", JSON, nullable=False),
         Column("agreement", Float, nullable=True),
         _ts("created_at"),
     )
@@ -175,26 +175,26 @@ def m002_selection_and_accounting(conn: Connection) -> None:
         "surrogate_scores",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("candidate_id", ForeignKey("candidates.id"), index=True),
-        Column("kind", String(32)),
+        Column("candidate_id", ForeignKey("candidates.id"), index=True, nullable=False),
+        Column("kind", String(32), nullable=False),
         Column("rubric_version", Integer, nullable=True),
-        Column("score", Float),
-        Column("details", JSON),
+        Column("score", Float, nullable=False),
+        Column("details", JSON, nullable=False),
         _ts("created_at"),
     )
     Table(
         "model_calls",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", String(64), index=True),
-        Column("role", String(16)),
-        Column("model", String(256)),
-        Column("calls", Integer),
-        Column("tokens_in", Integer),
-        Column("tokens_out", Integer),
-        Column("latency_s", Float),
-        Column("cached", Integer),
-        Column("errors", Integer),
+        Column("run_id", String(64), index=True, nullable=False),
+        Column("role", String(16), nullable=False),
+        Column("model", String(256), nullable=False),
+        Column("calls", Integer, nullable=False),
+        Column("tokens_in", Integer, nullable=False),
+        Column("tokens_out", Integer, nullable=False),
+        Column("latency_s", Float, nullable=False),
+        Column("cached", Integer, nullable=False),
+        Column("errors", Integer, nullable=False),
         _ts("created_at"),
     )
     Table(
@@ -209,9 +209,11 @@ def m002_selection_and_accounting(conn: Connection) -> None:
         md.tables[name].create(conn, checkfirst=True)
     existing = {c["name"] for c in inspect(conn).get_columns("runs")}
     if "kind" not in existing:
-        conn.execute(text("ALTER TABLE runs ADD COLUMN kind VARCHAR(16) DEFAULT 'run'"))
+        kind_type = String(16).compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE runs ADD COLUMN kind {kind_type} NOT NULL DEFAULT 'run'"))
     if "heartbeat_at" not in existing:
-        conn.execute(text("ALTER TABLE runs ADD COLUMN heartbeat_at TIMESTAMP WITH TIME ZONE"))
+        ts_type = DateTime(timezone=True).compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE runs ADD COLUMN heartbeat_at {ts_type}"))
 
 
 def applied(engine: Engine) -> list[str]:
