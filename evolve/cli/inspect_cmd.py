@@ -1,30 +1,32 @@
-"""`evolve lineage | show | diff | export | status`: read what runs stored."""
+"""`evolve lineage | show | diff | export | status`: read what runs stored (safe while a run writes)."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from evolve.cli.common import DbOption, JsonOption, console, open_store
 from evolve.errors import ConfigError
-from evolve.harness import diff_harnesses
-from evolve.report.export import EXPORT_FORMATS, export
+from evolve.harness import diff_harnesses, render_files
+from evolve.report.export import EXPORT_FORMATS, export_candidate
+from evolve.report.status import any_live, run_overview, run_panel, runs_table
 from evolve.report.text import print_diff
-from evolve.report.tree import as_dot, as_json, as_mermaid, rich_tree
+from evolve.report.tree import as_dot, as_mermaid, edit_line, json_text, load_lineage, rich_tree, score_text
+from evolve.store import LineageStore
 
 TREE_FORMATS = ("tree", "json", "dot", "mermaid")
+RunOption = Annotated[str | None, typer.Option("--run", help="Run for 'best'/'seed' [default: the latest run].")]
 
 
-def _hypotheses(store, run_id: str) -> dict[str, list[str]]:
-    result: dict[str, list[str]] = {}
-    for e in store.run_edits(run_id):
-        result.setdefault(e["candidate_id"], []).append(
-            f"{e['op']} {e['component']}{' ' + e['target'] if e['target'] else ''}: {e['hypothesis']}")
-    return result
+def _run_id(store: LineageStore, run: str | None) -> str:
+    return store.latest_run_id() if run in (None, "latest") else store.get_run(run)["id"]
 
 
 def lineage(
@@ -32,103 +34,147 @@ def lineage(
     fmt: Annotated[str, typer.Option("--format", help="tree | json | dot | mermaid")] = "tree",
     db: DbOption = None,
 ) -> None:
-    """Show a run's lineage tree: every candidate with status, score, Δ, tokens and hypotheses."""
+    """Show a run's lineage: every candidate with status, validation score and Δ with CI, tokens, hypotheses."""
     if fmt not in TREE_FORMATS:
         raise ConfigError(f"unknown --format {fmt!r}; valid: {', '.join(TREE_FORMATS)}")
     store = open_store(db)
-    run_id = store.latest_run_id() if run == "latest" else store.get_run(run)["id"]
-    cands = store.candidates(run_id)
+    data = load_lineage(store, _run_id(store, run))
     if fmt == "tree":
-        console.print(rich_tree(run_id, cands, _hypotheses(store, run_id)))
+        console.print(rich_tree(data))
     elif fmt == "json":
-        typer.echo(json.dumps(as_json(run_id, cands, _hypotheses(store, run_id)), indent=2))
+        typer.echo(json_text(data), nl=False)
     elif fmt == "dot":
-        typer.echo(as_dot(run_id, cands), nl=False)
+        typer.echo(as_dot(data), nl=False)
     else:
-        typer.echo(as_mermaid(cands), nl=False)
+        typer.echo(as_mermaid(data), nl=False)
+
+
+def _rollout_summary(store: LineageStore, run_id: str, version: str) -> dict[str, dict[str, Any]]:
+    return {f"{r['benchmark']}/{r['split']}": {"n": r["n"], "mean": r["mean_reward"], "parse_rate": r["parse_rate"],
+                                               "tokens": (r["tokens_in"] or 0) + (r["tokens_out"] or 0)}
+            for r in store.rollout_summary(run_id) if r["harness_hash"] == version}
 
 
 def show(
-    candidate: Annotated[str, typer.Argument(help="Candidate id, 'best' or 'seed' (of the latest run).")],
-    run: Annotated[str | None, typer.Option("--run", help="Run for 'best'/'seed'.")] = None,
+    candidate: Annotated[str, typer.Argument(help="Candidate id, 'best' or 'seed'.")],
+    run: RunOption = None,
     as_json_out: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Show one candidate: harness, edits, critiques, decision and rollout summary."""
+    """Show one candidate: harness, edits, critiques, decision with its statistics, rollout summary."""
     store = open_store(db)
     c = store.resolve_candidate(candidate, run)
     harness = store.get_harness(c.harness_hash)
     edits, crits, decs = store.edits(c.id), store.critiques(c.id), store.decisions(candidate_id=c.id)
-    rolls = store.rollouts(c.run_id, harness_hash=c.harness_hash)
-    by_split: dict[str, list[float]] = {}
-    for r in rolls:
-        by_split.setdefault(f"{r.benchmark}/{r.split}", []).append(r.reward)
-    summary = {k: {"n": len(v), "mean": sum(v) / len(v)} for k, v in sorted(by_split.items())}
+    summary = _rollout_summary(store, c.run_id, c.harness_hash)
     if as_json_out:
         typer.echo(json.dumps({
             "candidate": c.__dict__, "harness": harness.model_dump(mode="json"), "edits": edits,
             "critiques": crits, "decisions": decs, "rollouts": summary,
-        }, indent=2, default=str))
+        }, indent=2, default=str, ensure_ascii=False))
         return
-    console.rule(f"candidate {c.id}")
-    console.print(f"run {c.run_id}  round {c.round}  parent {c.parent_id}  status [bold]{c.status}[/bold]  "
-                  f"origin {c.origin}  version {c.harness_hash}")
+    console.rule(f"candidate {escape(c.id)}")
+    console.print(f"run {c.run_id}  round {c.round}  parent {c.parent_id}  status {c.status}  origin {c.origin}  "
+                  f"version {c.harness_hash}", markup=False)
+    scores = score_text(c.__dict__)
+    if scores:
+        console.print(scores, markup=False)
     if c.reason:
         console.print(f"reason: {c.reason}", markup=False)
     _table("edits", ["#", "op", "component", "target", "hypothesis"],
            [[str(e["position"]), e["op"], e["component"], str(e["target"] or ""), e["hypothesis"]] for e in edits])
     _table("critiques", ["kind", "verdict", "reason"], [[x["kind"], x["verdict"], x["reason"]] for x in crits])
-    _table("decisions", ["kind", "accepted", "reason"],
-           [[d["kind"], str(d["accepted"]), d["reason"]] for d in decs])
-    _table("rollouts", ["benchmark/split", "n", "mean reward"],
-           [[k, str(v["n"]), f"{v['mean']:.3f}"] for k, v in summary.items()])
+    _table("decisions", ["kind", "accepted", "reason", "statistics"],
+           [[d["kind"], str(d["accepted"]), d["reason"], _stats(d["stats"])] for d in decs])
+    _table("rollouts", ["benchmark/split", "n", "mean reward", "parse rate", "tokens"],
+           [[k, str(v["n"]), f"{v['mean']:.3f}", f"{v['parse_rate'] or 0:.2f}", str(v["tokens"])]
+            for k, v in sorted(summary.items())])
     console.rule("harness")
-    from evolve.harness import render_files
-
     for rel, text in render_files(harness).items():
-        console.print(f"[bold]{rel}[/bold]")
+        console.print(rel, style="bold", markup=False)
         console.print(text, markup=False, highlight=False)
+
+
+def _stats(stats: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v:+.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in (stats or {}).items())
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     if not rows:
         return
-    table = Table(title=title, show_lines=False)
+    table = Table(title=title, show_lines=False, title_justify="left")
     for col in columns:
         table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(escape(cell) for cell in row))
     console.print(table)
 
 
 def diff(
     a: Annotated[str, typer.Argument(help="Candidate id (or best/seed).")],
     b: Annotated[str, typer.Argument(help="Candidate id (or best/seed).")],
-    run: Annotated[str | None, typer.Option("--run")] = None,
+    run: RunOption = None,
     db: DbOption = None,
 ) -> None:
-    """Per-component colored diff between two stored candidates."""
+    """Per-component colored unified diff between two stored candidates, with the edits in between."""
     store = open_store(db)
     ca, cb = store.resolve_candidate(a, run), store.resolve_candidate(b, run)
     print_diff(diff_harnesses(store.get_harness(ca.harness_hash), store.get_harness(cb.harness_hash), ca.id, cb.id))
+    if cb.parent_id == ca.id:
+        for e in store.edits(cb.id):
+            console.print(f"edit: {edit_line(e)}", markup=False, style="dim")
 
 
 def export_cmd(
     candidate: Annotated[str, typer.Argument(help="Candidate id, or 'best' / 'seed'.")],
     fmt: Annotated[str, typer.Option("--format", help=" | ".join(EXPORT_FORMATS))] = "skills",
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("export"),
-    run: Annotated[str | None, typer.Option("--run")] = None,
+    run: RunOption = None,
+    allow_leaks: Annotated[bool, typer.Option("--allow-leaks", help="Export even if the leakage screen "
+                                                                     "finds evolve-split content.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Export a candidate's harness for production use."""
+    """Export a candidate's harness for production use (after a leakage screen against the evolve split)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown --format {fmt!r}; valid: {', '.join(EXPORT_FORMATS)}")
+    files, prov = export_candidate(open_store(db), candidate, fmt, out, run_id=run, allow_leaks=allow_leaks)
+    findings = prov.leakage.get("findings") or []
+    if findings:
+        console.print(f"[yellow]exported despite {len(findings)} leakage finding(s) (--allow-leaks)[/]")
+    console.print(f"wrote {len(files)} file(s) to {escape(str(out))} (harness {prov.version}, "
+                  f"candidate {escape(str(prov.candidate_id))})")
+
+
+def status(
+    run: Annotated[str | None, typer.Argument(help="Run id for a detailed view [default: all runs].")] = None,
+    watch: Annotated[bool, typer.Option("--watch", help="Refresh from the database until no run is live.")] = False,
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between refreshes with --watch.")] = 2.0,
+    as_json_out: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Runs in the database; running ones live. A running run without heartbeat for a minute is stale/killed."""
     store = open_store(db)
-    c = store.resolve_candidate(candidate, run)
-    harness = store.get_harness(c.harness_hash)
-    run_row = store.get_run(c.run_id)
-    provenance = {"run_id": c.run_id, "candidate_id": c.id, "version": c.harness_hash,
-                  "val_score": c.val_score, "model": run_row["model"], "benchmark": run_row["benchmark"]}
-    files = export(harness, fmt, out, provenance)
-    console.print(f"wrote {len(files)} file(s) to {out}")
+    run_id = None if run is None else store.get_run(run)["id"]
+
+    def view() -> Any:
+        if run_id:
+            return run_panel(store, run_id)
+        return runs_table([run_overview(store, r) for r in store.list_runs()])
+
+    if as_json_out:
+        runs = [store.get_run(run_id)] if run_id else store.list_runs()
+        typer.echo(json.dumps([run_overview(store, r) for r in runs], indent=2, default=str))
+        return
+    if not run_id and not store.list_runs():
+        console.print("no runs in this database yet; start one with `evolve run`")
+        return
+    if not watch:
+        console.print(view())
+        return
+    with Live(view(), console=console, refresh_per_second=4, transient=False) as live:
+        while any_live(store, run_id):
+            time.sleep(max(0.05, interval))
+            live.update(view())
 
 
 def register(app: typer.Typer) -> None:
@@ -136,3 +182,4 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show)
     app.command("diff")(diff)
     app.command("export")(export_cmd)
+    app.command("status")(status)

@@ -1,12 +1,20 @@
-"""Lineage tree rendering: rich tree, JSON, Graphviz dot and Mermaid."""
+"""Lineage views of a run: rich tree, JSON, Graphviz dot and Mermaid.
+
+Every candidate appears, rejected and pruned ones included (no ghost nodes). The views work on
+`Lineage`, a light read of the store (plain dicts, no harness snapshots), so that a run with
+100,000 candidates renders in about a second.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
+from rich.markup import escape
 from rich.tree import Tree
 
-from evolve.store.records import CandidateRecord
+from evolve.store import LineageStore
 
 STATUS_STYLE = {
     "seed": "bold",
@@ -19,81 +27,194 @@ STATUS_STYLE = {
     "evaluated": "cyan",
     "ablation": "dim",
 }
+STATUS_LABEL = {
+    "seed": "seed",
+    "accepted": "accepted",
+    "rejected_critic": "rejected by critic",
+    "rejected_acceptance": "rejected by acceptance",
+    "rejected_invalid": "invalid",
+    "pruned": "pruned",
+    "pending": "pending",
+    "evaluated": "evaluated",
+    "ablation": "ablation",
+}
+STATUS_COLOR = {
+    "seed": "#334155", "accepted": "#15803d", "rejected_critic": "#9333ea", "rejected_acceptance": "#dc2626",
+    "rejected_invalid": "#b91c1c", "pruned": "#d97706", "pending": "#94a3b8", "evaluated": "#0891b2",
+    "ablation": "#64748b",
+}
+MAX_HYPOTHESES = 3
 
 
-def _label(c: CandidateRecord, hypotheses: list[str]) -> str:
-    parts = [f"[{STATUS_STYLE.get(c.status, '')}]{c.id}[/] {c.status}"]
-    if c.val_score is not None:
-        ci = f" [{c.val_ci_low:.2f},{c.val_ci_high:.2f}]" if c.val_ci_low is not None else ""
-        parts.append(f"val {c.val_score:.3f}{ci}")
-    if c.delta is not None:
-        parts.append(f"Δ {c.delta:+.3f}")
-    if c.policy_tokens is not None:
-        parts.append(f"{c.policy_tokens:.0f} tok/task")
-    text = "  ".join(parts)
-    for h in hypotheses[:3]:
-        text += f"\n  [dim]· {h[:100]}[/dim]"
+@dataclass
+class Lineage:
+    """One run's candidates (plain dicts in round/slot order) and their edit summaries."""
+
+    run_id: str
+    nodes: list[dict[str, Any]]
+    edits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    best: str | None = None
+
+    def children(self) -> dict[str | None, list[dict[str, Any]]]:
+        """Children per parent id; candidates whose parent is unknown hang under None (the roots)."""
+        ids = {n["id"] for n in self.nodes}
+        kids: dict[str | None, list[dict[str, Any]]] = {}
+        for n in self.nodes:
+            parent = n["parent_id"] if n["parent_id"] in ids else None
+            kids.setdefault(parent, []).append(n)
+        return kids
+
+    def best_path(self) -> list[str]:
+        """Ids from the root to the best candidate (empty when there is no best)."""
+        parent = {n["id"]: n["parent_id"] for n in self.nodes}
+        path, node = [], self.best
+        while node is not None and node in parent and node not in path:
+            path.append(node)
+            node = parent[node]
+        return list(reversed(path))
+
+    def hypotheses(self, cid: str) -> list[str]:
+        return [edit_line(e) for e in self.edits.get(cid, [])]
+
+
+def edit_line(e: dict[str, Any]) -> str:
+    """`op component target: hypothesis` of one edit summary."""
+    target = f" {e['target']}" if e.get("target") else ""
+    hyp = f": {e['hypothesis']}" if e.get("hypothesis") else ""
+    return f"{e['op']} {e['component']}{target}{hyp}"
+
+
+def load_lineage(store: LineageStore, run_id: str) -> Lineage:
+    """Read a run's lineage (candidates, edit summaries, incumbent) from the store."""
+    nodes = store.lineage_rows(run_id)
+    edits: dict[str, list[dict[str, Any]]] = {}
+    for cid, op, component, target, hypothesis in store.edit_summaries(run_id):
+        edits.setdefault(cid, []).append(
+            {"op": op, "component": component, "target": target, "hypothesis": hypothesis})
+    best = store.get_state(run_id, "incumbent")
+    if best is None:
+        accepted = [n["id"] for n in nodes if n["status"] in ("accepted", "seed")]
+        best = accepted[-1] if accepted else None
+    return Lineage(run_id, nodes, edits, best)
+
+
+def score_text(n: dict[str, Any]) -> str:
+    """`val 0.620 [0.54, 0.70]  Δ +0.120  131 tok/task` (parts that are known)."""
+    parts = []
+    if n.get("val_score") is not None:
+        ci = ""
+        if n.get("val_ci_low") is not None and n.get("val_ci_high") is not None:
+            ci = f" [{n['val_ci_low']:.2f}, {n['val_ci_high']:.2f}]"
+        parts.append(f"val {n['val_score']:.3f}{ci}")
+    if n.get("delta") is not None:
+        parts.append(f"Δ {n['delta']:+.3f}")
+    if n.get("policy_tokens") is not None:
+        parts.append(f"{n['policy_tokens']:.0f} tok/task")
+    return "  ".join(parts)
+
+
+def _label(n: dict[str, Any], hypotheses: list[str], best: str | None) -> str:
+    style = STATUS_STYLE.get(n["status"], "")
+    star = " [bold yellow]★ best[/]" if n["id"] == best else ""
+    text = f"[{style}]{escape(n['id'])}[/] [{style}]{STATUS_LABEL.get(n['status'], n['status'])}[/]{star}"
+    scores = score_text(n)
+    if scores:
+        text += f"  {scores}"
+    if n.get("reason"):
+        text += f"\n[dim]  why: {escape(_clip(n['reason'], 120))}[/]"
+    for h in hypotheses[:MAX_HYPOTHESES]:
+        text += f"\n[dim]  · {escape(_clip(h, 120))}[/]"
+    if len(hypotheses) > MAX_HYPOTHESES:
+        text += f"\n[dim]  · … {len(hypotheses) - MAX_HYPOTHESES} more edit(s)[/]"
     return text
 
 
-def children_map(candidates: list[CandidateRecord]) -> dict[str | None, list[CandidateRecord]]:
-    ids = {c.id for c in candidates}
-    kids: dict[str | None, list[CandidateRecord]] = {}
-    for c in candidates:
-        parent = c.parent_id if c.parent_id in ids else None
-        kids.setdefault(parent, []).append(c)
-    return kids
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def rich_tree(run_id: str, candidates: list[CandidateRecord], hypotheses: dict[str, list[str]]) -> Tree:
+def rich_tree(lineage: Lineage) -> Tree:
     """A rich Tree of the run; every candidate appears, rejected and pruned ones included."""
-    root = Tree(f"[bold]run {run_id}[/bold]")
-    kids = children_map(candidates)
-    stack: list[tuple[Tree, CandidateRecord]] = [(root, c) for c in reversed(kids.get(None, []))]
+    root = Tree(f"[bold]run {escape(lineage.run_id)}[/bold]  ({len(lineage.nodes)} candidates)")
+    kids = lineage.children()
+    stack: list[tuple[Tree, dict[str, Any]]] = [(root, c) for c in reversed(kids.get(None, []))]
     while stack:
-        parent_node, c = stack.pop()
-        node = parent_node.add(_label(c, hypotheses.get(c.id, [])))
-        stack.extend((node, ch) for ch in reversed(kids.get(c.id, [])))
+        parent_node, n = stack.pop()
+        node = parent_node.add(_label(n, lineage.hypotheses(n["id"]), lineage.best))
+        stack.extend((node, ch) for ch in reversed(kids.get(n["id"], [])))
     return root
 
 
-def as_json(run_id: str, candidates: list[CandidateRecord], hypotheses: dict[str, list[str]]) -> dict[str, Any]:
+def as_json(lineage: Lineage) -> dict[str, Any]:
+    """The lineage as one JSON-ready object (`candidates` in round order, `best`, `best_path`)."""
     return {
-        "run_id": run_id,
+        "run_id": lineage.run_id,
+        "best": lineage.best,
+        "best_path": lineage.best_path(),
         "candidates": [
             {
-                "id": c.id, "parent_id": c.parent_id, "round": c.round, "status": c.status, "origin": c.origin,
-                "reason": c.reason, "val_score": c.val_score, "val_ci": [c.val_ci_low, c.val_ci_high],
-                "delta": c.delta, "policy_tokens": c.policy_tokens, "hypotheses": hypotheses.get(c.id, []),
+                "id": n["id"], "parent_id": n["parent_id"], "round": n["round"], "slot": n["slot"],
+                "status": n["status"], "origin": n["origin"], "reason": n["reason"], "version": n["harness_hash"],
+                "val_score": n["val_score"], "val_ci": [n["val_ci_low"], n["val_ci_high"]], "delta": n["delta"],
+                "policy_tokens": n["policy_tokens"], "edits": lineage.edits.get(n["id"], []),
             }
-            for c in candidates
+            for n in lineage.nodes
         ],
     }
 
 
-def _short(text: str) -> str:
-    return text.replace('"', "'").replace("\n", " ")[:60]
+def json_text(lineage: Lineage) -> str:
+    """`as_json` serialized (indented for small runs, compact lines for large ones)."""
+    data = as_json(lineage)
+    if len(lineage.nodes) <= 2000:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    head = json.dumps({k: v for k, v in data.items() if k != "candidates"}, ensure_ascii=False)[:-1]
+    rows = ",\n".join(json.dumps(c, ensure_ascii=False) for c in data["candidates"])
+    return f'{head}, "candidates": [\n{rows}\n]}}\n'
 
 
-def as_dot(run_id: str, candidates: list[CandidateRecord]) -> str:
-    colors = {"accepted": "green", "seed": "black", "rejected_critic": "purple", "pruned": "orange"}
-    lines = [f'digraph "{run_id}" {{', "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
-    for c in candidates:
-        score = f"\\nval {c.val_score:.3f}" if c.val_score is not None else ""
-        color = colors.get(c.status, "red" if c.status.startswith("rejected") else "gray")
-        lines.append(f'  "{c.id}" [label="{c.id}\\n{c.status}{score}", color={color}];')
-    lines += [f'  "{c.parent_id}" -> "{c.id}";' for c in candidates if c.parent_id]
+def _dot_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def as_dot(lineage: Lineage) -> str:
+    """Graphviz dot: one box per candidate colored by status, the hypotheses as tooltips."""
+    lines = [f'digraph "{_dot_text(lineage.run_id)}" {{', "  rankdir=LR;", '  node [shape=box, fontsize=10];']
+    for n in lineage.nodes:
+        parts = [n["id"], STATUS_LABEL.get(n["status"], n["status"]), score_text(n)]
+        label = "\\n".join(_dot_text(p) for p in parts if p)
+        tooltip = _dot_text(_clip(" | ".join(lineage.hypotheses(n["id"])), 300))
+        color = STATUS_COLOR.get(n["status"], "#64748b")
+        width = ", penwidth=3" if n["id"] == lineage.best else ""
+        lines.append(f'  "{_dot_text(n["id"])}" [label="{label}", '
+                     f'color="{color}", tooltip="{tooltip}"{width}];')
+    ids = {n["id"] for n in lineage.nodes}
+    lines += [f'  "{_dot_text(n["parent_id"])}" -> "{_dot_text(n["id"])}";'
+              for n in lineage.nodes if n["parent_id"] in ids]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def as_mermaid(candidates: list[CandidateRecord]) -> str:
-    def node_id(cid: str) -> str:
-        return "n_" + "".join(ch if ch.isalnum() else "_" for ch in cid)
+def _mermaid_id(cid: str) -> str:
+    return "n_" + "".join(ch if ch.isalnum() else "_" for ch in cid)
 
+
+def _mermaid_text(text: str) -> str:
+    return "".join("#quot;" if ch == '"' else f"#{ord(ch)};" if ch in "<>[]{}|" else ch for ch in text)
+
+
+def as_mermaid(lineage: Lineage) -> str:
+    """Mermaid flowchart with a class (color) per status."""
     lines = ["graph LR"]
-    for c in candidates:
-        score = f" val {c.val_score:.3f}" if c.val_score is not None else ""
-        lines.append(f'  {node_id(c.id)}["{_short(c.id)} {c.status}{score}"]')
-    lines += [f"  {node_id(c.parent_id)} --> {node_id(c.id)}" for c in candidates if c.parent_id]
+    for n in lineage.nodes:
+        scores = score_text(n)
+        label = _mermaid_text(f"{n['id']} {STATUS_LABEL.get(n['status'], n['status'])}"
+                              + (f"<br/>{scores}" if scores else "")).replace("#60;br/#62;", "<br/>")
+        lines.append(f'  {_mermaid_id(n["id"])}["{label}"]:::{n["status"]}')
+    ids = {n["id"] for n in lineage.nodes}
+    lines += [f"  {_mermaid_id(n['parent_id'])} --> {_mermaid_id(n['id'])}"
+              for n in lineage.nodes if n["parent_id"] in ids]
+    for status in sorted({n["status"] for n in lineage.nodes}):
+        lines.append(f"  classDef {status} stroke:{STATUS_COLOR.get(status, '#64748b')},stroke-width:2px;")
     return "\n".join(lines) + "\n"

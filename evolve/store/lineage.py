@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
-from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.exc import NoSuchModuleError as _NoSuchModule
 
 from evolve.errors import StoreError
@@ -73,7 +73,7 @@ class LineageStore:
         if migrate_schema:
             try:
                 migrate(self.engine)
-            except OperationalError as exc:
+            except DBAPIError as exc:
                 raise StoreError(f"cannot open database {self.url}: {exc.orig}") from None
 
     def close(self) -> None:
@@ -256,11 +256,11 @@ class LineageStore:
         if not rows:
             return 0
         t = s.Rollout.__table__
-        first = next(iter(rows.values()))
         with self.engine.begin() as conn:
             existing = set(conn.execute(
                 select(t.c.run_id, t.c.harness_hash, t.c.benchmark, t.c.split, t.c.task_id, t.c.trial)
-                .where(t.c.run_id == first.run_id, t.c.harness_hash.in_({r.harness_hash for r in rows.values()}))
+                .where(t.c.run_id.in_({r.run_id for r in rows.values()}),
+                       t.c.harness_hash.in_({r.harness_hash for r in rows.values()}))
             ).all())
             new = [r for k, r in rows.items() if k not in existing]
             if new:
@@ -336,19 +336,127 @@ class LineageStore:
         with self.engine.connect() as conn:
             return [r[0] for r in conn.execute(stmt)]
 
+    # -- bulk writes and aggregate reads (reports, status, benchmarks) -------------------------
+
+    def bulk_add_candidates(self, candidates: Sequence[CandidateRecord],
+                            edits: dict[str, Sequence[Any]] | None = None) -> int:
+        """Insert many candidates (and their edits) in one transaction; for imports, tests and benchmarks.
+
+        Each candidate's `harness_hash` must already be stored (`put_harness`); ids must be new.
+        """
+        if not candidates:
+            return 0
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.Candidate), [
+                {"id": c.id, "run_id": c.run_id, "parent_id": c.parent_id, "round": c.round, "slot": c.slot,
+                 "harness_hash": c.harness_hash, "status": c.status, "origin": c.origin, "reason": c.reason,
+                 "val_score": c.val_score, "val_ci_low": c.val_ci_low, "val_ci_high": c.val_ci_high,
+                 "delta": c.delta, "policy_tokens": c.policy_tokens, "meta": c.meta or {}, "created_at": now}
+                for c in candidates
+            ])
+            edit_rows = [
+                {"candidate_id": cid, "position": i, "op": e.op, "component": e.component,
+                 "target": None if e.target is None else str(e.target), "value": e.value,
+                 "hypothesis": e.hypothesis, "origin": e.origin}
+                for cid, items in (edits or {}).items() for i, e in enumerate(items)
+            ]
+            if edit_rows:
+                conn.execute(insert(s.EditRow), edit_rows)
+        return len(candidates)
+
+    def lineage_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """The columns a lineage view needs, one plain dict per candidate (fast path for large runs)."""
+        c = s.Candidate.__table__
+        stmt = (select(c.c.id, c.c.parent_id, c.c.round, c.c.slot, c.c.status, c.c.origin, c.c.reason,
+                       c.c.val_score, c.c.val_ci_low, c.c.val_ci_high, c.c.delta, c.c.policy_tokens,
+                       c.c.harness_hash)
+                .where(c.c.run_id == run_id).order_by(c.c.round, c.c.slot, c.c.id))
+        with self.engine.connect() as conn:
+            result = conn.execute(stmt)
+            keys = list(result.keys())
+            return [dict(zip(keys, row, strict=True)) for row in result]
+
+    def edit_summaries(self, run_id: str) -> list[tuple[str, str, str, str | None, str]]:
+        """(candidate_id, op, component, target, hypothesis) of every edit of a run, in edit order."""
+        e, c = s.EditRow.__table__, s.Candidate.__table__
+        stmt = (select(e.c.candidate_id, e.c.op, e.c.component, e.c.target, e.c.hypothesis)
+                .join(c, c.c.id == e.c.candidate_id).where(c.c.run_id == run_id)
+                .order_by(e.c.candidate_id, e.c.position))
+        with self.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(stmt)]
+
+    def rollout_summary(self, run_id: str) -> list[dict[str, Any]]:
+        """Per (harness, benchmark, split): rollouts, mean reward, parse rate, tokens, errors."""
+        t = s.Rollout.__table__
+        stmt = (select(t.c.harness_hash, t.c.benchmark, t.c.split, func.count(), func.avg(t.c.reward),
+                       func.avg(t.c.parsed), func.sum(t.c.tokens_in), func.sum(t.c.tokens_out),
+                       func.count(t.c.error), func.min(t.c.created_at), func.max(t.c.created_at))
+                .where(t.c.run_id == run_id).group_by(t.c.harness_hash, t.c.benchmark, t.c.split))
+        keys = ("harness_hash", "benchmark", "split", "n", "mean_reward", "parse_rate", "tokens_in", "tokens_out",
+                "errors", "first_at", "last_at")
+        with self.engine.connect() as conn:
+            return [dict(zip(keys, r, strict=True)) for r in conn.execute(stmt)]
+
+    def rollout_examples(self, run_id: str, harness_hash: str, *, limit: int = 5) -> list[RolloutRecord]:
+        """A few rollouts of one harness, failures first (lowest reward), for reports."""
+        t = s.Rollout.__table__
+        cols = [c for c in t.c if c.name != "trajectory"]
+        stmt = (select(*cols).where(t.c.run_id == run_id, t.c.harness_hash == harness_hash)
+                .order_by(t.c.reward, t.c.id).limit(limit))
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).mappings().all()
+        fields = RolloutRecord.__dataclass_fields__
+        return [RolloutRecord(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+
+    def run_counts(self, run_id: str) -> dict[str, Any]:
+        """Candidates per status, last round, rollouts and policy tokens of a run (for `evolve status`)."""
+        c, t = s.Candidate.__table__, s.Rollout.__table__
+        with self.engine.connect() as conn:
+            by_status = dict(conn.execute(select(c.c.status, func.count()).where(c.c.run_id == run_id)
+                                          .group_by(c.c.status)).all())
+            last_round = conn.execute(select(func.max(c.c.round)).where(c.c.run_id == run_id)).scalar()
+            n, tin, tout = conn.execute(select(func.count(), func.sum(t.c.tokens_in), func.sum(t.c.tokens_out))
+                                        .where(t.c.run_id == run_id)).one()
+        return {"candidates": sum(by_status.values()), "by_status": by_status, "last_round": last_round,
+                "rollouts": n, "policy_tokens_in": tin or 0, "policy_tokens_out": tout or 0}
+
+    def purge_round(self, run_id: str, round: int) -> int:
+        """Delete what a partially done round wrote (candidates with their edits, critiques, surrogate
+        scores and decisions, and the round's rubrics); rollouts stay and are reused. Returns the
+        number of candidates removed."""
+        c = s.Candidate.__table__
+        with self.engine.begin() as conn:
+            ids = [r[0] for r in conn.execute(select(c.c.id).where(c.c.run_id == run_id, c.c.round == round))]
+            if ids:
+                for table in (s.EditRow, s.Critique, s.SurrogateScore, s.Decision):
+                    t = table.__table__
+                    conn.execute(delete(t).where(t.c.candidate_id.in_(ids)))
+                conn.execute(delete(c).where(c.c.id.in_(ids)))
+            r = s.RubricRow.__table__
+            conn.execute(delete(r).where(r.c.run_id == run_id, r.c.round == round))
+            d = s.Decision.__table__
+            conn.execute(delete(d).where(d.c.run_id == run_id, d.c.round == round))
+        return len(ids)
+
     # -- resolution ----------------------------------------------------------------------------
 
     def resolve_candidate(self, ref: str, run_id: str | None = None) -> CandidateRecord:
         """A candidate by id, or `best` / `seed` of a run (the latest run when not given)."""
         if ref in ("best", "seed"):
-            run_id = run_id or self.latest_run_id()
+            run_id = self.get_run(run_id)["id"] if run_id else self.latest_run_id()
             cands = self.candidates(run_id)
             if ref == "seed":
-                return next(c for c in cands if c.parent_id is None)
+                seeds = [c for c in cands if c.parent_id is None]
+                if not seeds:
+                    raise StoreError(f"run {run_id!r} has no seed candidate yet")
+                return seeds[0]
             best = self.get_state(run_id, "incumbent")
             if best:
                 return self.get_candidate(best)
             accepted = [c for c in cands if c.status in ("accepted", "seed")]
+            if not accepted:
+                raise StoreError(f"run {run_id!r} has no accepted candidate yet")
             return accepted[-1]
         return self.get_candidate(ref)
 

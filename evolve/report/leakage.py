@@ -1,0 +1,84 @@
+"""The export-time leakage screen: nothing of the run's evolve split may leave in an exported harness.
+
+The screen is the critic's deterministic one (`evolve.loop.critic.leakage_findings`: n-gram overlap
+with evolve-split inputs and answers, literal answers, task ids, the benchmark's denylist), run on
+every text the harness carries. The evolve split is rebuilt from the run's stored configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evolve.errors import ConfigError, EvolveError
+from evolve.harness import Harness
+
+
+class LeakageError(EvolveError):
+    """An export would carry evolve-split content (refused unless `--allow-leaks`)."""
+
+
+@dataclass(frozen=True)
+class SplitInfo:
+    """What the screen compares against: the evolve-split tasks, denylist regexes and the label set."""
+
+    tasks: Sequence[Any]
+    denylist: Sequence[str] = ()
+    labels: Sequence[str] = ()
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def harness_texts(harness: Harness) -> list[str]:
+    """Every piece of text an exported harness carries (sections, skills, examples, tools)."""
+    texts = [s.text for s in harness.system]
+    for skill in harness.skills:
+        texts += [skill.description, skill.body]
+    for ex in harness.examples:
+        texts += [ex.input, ex.output, ex.rationale or ""]
+    for tool in harness.tools:
+        texts.append(tool.description)
+    return [t for t in texts if t]
+
+
+def evolve_split(run: dict[str, Any]) -> SplitInfo:
+    """Rebuild the evolve split of a stored run from its configuration (benchmark reference and seed)."""
+    config = run.get("config") or {}
+    ref = config.get("benchmark") or run.get("benchmark")
+    if not ref:
+        raise ConfigError(f"run {run['id']!r} stores no benchmark reference; cannot screen the export "
+                          "(use --allow-leaks to export without the screen)")
+    from evolve.bench.benchmark import load_benchmark
+
+    seed = config.get("seed", run.get("seed", 0))
+    bench = load_benchmark(ref, seed=seed)
+    return SplitInfo(tasks=bench.split("evolve"), denylist=tuple(bench.denylist or ()),
+                     labels=tuple(bench.labels or ()), source=f"{ref} (seed {seed})")
+
+
+def findings(harness: Harness, split: SplitInfo) -> list[str]:
+    """Leakage findings of `harness` against `split`, one readable line each (empty: clean)."""
+    from evolve.loop.critic import leakage_findings
+
+    found = leakage_findings(harness_texts(harness), list(split.tasks), denylist=list(split.denylist),
+                             labels=list(split.labels))
+    return [_line(f) for f in found]
+
+
+def _line(finding: Any) -> str:
+    for attr in ("message", "reason", "text"):
+        value = getattr(finding, attr, None)
+        if isinstance(value, str) and value:
+            return " ".join(value.split())
+    return " ".join(str(finding).split())
+
+
+def check_export(harness: Harness, split: SplitInfo, *, allow_leaks: bool = False) -> list[str]:
+    """Raise LeakageError listing the findings unless `allow_leaks`; return the findings."""
+    found = findings(harness, split)
+    if found and not allow_leaks:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise LeakageError(f"export refused: harness {harness.version} leaks evolve-split content of "
+                           f"{split.source or 'the run'}: {shown} (inspect with `evolve show`, or pass --allow-leaks)")
+    return found
