@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evolve.backends.base import Backend, Request
+from evolve.backends.base import Backend
 from evolve.errors import HarnessError
 from evolve.harness import Harness, render_messages
 from evolve.harness import load_harness as load_document
@@ -36,9 +35,11 @@ class AgentResult:
     usage: dict[str, int]
     """`prompt_tokens`, `completion_tokens` and `total` over every call of the task."""
     trajectory: list[dict[str, Any]] = field(default_factory=list)
-    """Messages exchanged, in order (the last assistant message included)."""
+    """Messages from the task input on (assistant turns, tool results, the vote), in order."""
     error: str | None = None
     """Set when the model call failed; `answer` and `text` are then empty."""
+    reward: float | None = None
+    """The verifier's reward when `run` was given a verifier, else None."""
 
 
 def _task_input(task: Any) -> str:
@@ -72,18 +73,46 @@ class Agent:
         """Chat messages for `task` (a string, or an object/dict with an `input` string)."""
         return render_messages(self.harness, _task_input(task))
 
-    def run(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None) -> AgentResult:
+    def run(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None, *,
+            verifier: Any = None, seed: int = 0) -> AgentResult:
         """Run `task` against `model` (a model string such as `embedded`, `openai/...`,
-        `hosted_vllm/...` with `api_base`, or a Backend object) and return the result."""
-        return asyncio.run(self.arun(task, model=model, api_base=api_base))
+        `hosted_vllm/...` with `api_base`, or a Backend object) and return the result.
 
-    async def arun(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None) -> AgentResult:
+        The harness's control settings apply (samples and vote, tool turns, answer extraction).
+        With a `verifier` (see `evolve.bench.verifiers`) and a task that has a `target`, the
+        result carries its `reward`.
+        """
+        return asyncio.run(self.arun(task, model=model, api_base=api_base, verifier=verifier, seed=seed))
+
+    async def arun(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None, *,
+                   verifier: Any = None, seed: int = 0) -> AgentResult:
         """Async `run` (for callers that already have an event loop)."""
+        from evolve.bench.runtime import run_task
+        from evolve.bench.task import Task
+
         backend = _backend(model, api_base)
-        runner = _bench_runner()
-        if runner is not None and not isinstance(task, str) and hasattr(task, "target"):
-            return await runner(self.harness, task, backend)
-        return await _direct(self.harness, self.messages(task), backend)
+        if isinstance(task, Task):
+            item = task
+        else:
+            item = Task(id="task", input=_task_input(task), target=str(getattr(task, "target", "") or ""))
+        scorer = verifier if verifier is not None else _Unscored()
+        out = await run_task(self.harness, item, backend, scorer, seed=seed)
+        text = next((m.get("content", "") for m in reversed(out.trajectory) if m.get("role") == "assistant"), "")
+        usage = {"prompt_tokens": out.tokens_in, "completion_tokens": out.tokens_out, "total": out.tokens}
+        return AgentResult(answer=out.prediction or "", text=text, usage=usage, trajectory=list(out.trajectory),
+                           error=out.error, reward=out.reward if verifier is not None else None)
+
+
+class _Unscored:
+    """A verifier for production tasks without a target: scores nothing, normalizes answers for the vote."""
+
+    name = "unscored"
+
+    def score(self, task: Any, prediction: str) -> Any:
+        from evolve.bench.verifiers import VerifierResult
+
+        normalized = " ".join(prediction.lower().split()) or None
+        return VerifierResult(0.0, normalized is not None, normalized, "no target: not scored")
 
 
 def _backend(model: str | Backend, api_base: str | None) -> Backend:
@@ -92,59 +121,6 @@ def _backend(model: str | Backend, api_base: str | None) -> Backend:
     from evolve.backends import get_backend
 
     return get_backend(model, api_base=api_base)
-
-
-def _bench_runner() -> Any:
-    """The benchmark runtime's task runner when available (tools, votes), else None."""
-    try:
-        from evolve.bench.runtime import run_task
-    except ImportError:
-        return None
-
-    async def runner(harness: Harness, task: Any, backend: Backend) -> AgentResult:
-        out = await run_task(harness, task, backend)
-        usage = dict(getattr(out, "usage", {}) or {})
-        if not usage:
-            usage = {"prompt_tokens": getattr(out, "tokens_in", 0), "completion_tokens": getattr(out, "tokens_out", 0)}
-        usage.setdefault("total", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
-        return AgentResult(answer=str(getattr(out, "answer", "") or ""), text=str(getattr(out, "text", "") or ""),
-                           usage=usage, trajectory=list(getattr(out, "trajectory", []) or []),
-                           error=getattr(out, "error", None))
-
-    return runner
-
-
-async def _direct(harness: Harness, messages: list[dict[str, str]], backend: Backend) -> AgentResult:
-    control = harness.control
-    request = Request(messages=tuple(messages), temperature=control.temperature, max_tokens=control.max_tokens)
-    (completion,) = await backend.complete([request])
-    usage = {"prompt_tokens": completion.usage.prompt_tokens, "completion_tokens": completion.usage.completion_tokens,
-             "total": completion.usage.total}
-    trajectory = [*messages, {"role": "assistant", "content": completion.text}]
-    answer = extract_answer(harness, completion.text) if completion.ok else ""
-    return AgentResult(answer=answer, text=completion.text, usage=usage, trajectory=trajectory,
-                       error=completion.error)
-
-
-def extract_answer(harness: Harness, text: str) -> str:
-    """Apply the harness's answer-extraction rule (`control.answer`) to a model text."""
-    rule = harness.control.answer
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if rule.mode == "first_line":
-        return lines[0] if lines else ""
-    if rule.mode == "last_line":
-        return lines[-1] if lines else ""
-    if rule.mode == "regex":
-        match = re.search(rule.pattern or "", text)
-        return "" if match is None else (match.group(1) if match.groups() else match.group(0)).strip()
-    if rule.mode == "json_field":
-        match = re.search(r"\{.*\}", text, re.S)
-        try:
-            value = json.loads(match.group(0)) if match else None
-        except json.JSONDecodeError:
-            value = None
-        return str(value.get(rule.pattern, "")) if isinstance(value, dict) else ""
-    return text.strip()
 
 
 def _bundle_file(path: Path) -> Path | None:
