@@ -47,14 +47,23 @@ class PrefixEntry:
     factory: PrefixFactory
     form: str
     """How the form is written in help and error messages, e.g. `trained:DIR`."""
+    reserved: bool = False
+    """A placeholder that only explains that the form is not available yet."""
 
 
 _PREFIXES: dict[str, PrefixEntry] = {}
 
 
-def register_prefix(prefix: str, factory: PrefixFactory, form: str) -> None:
-    """Make `<prefix>:<rest>` select the backend `factory(rest, options)` builds."""
-    _PREFIXES[prefix] = PrefixEntry(factory, form)
+def register_prefix(prefix: str, factory: PrefixFactory, form: str, *, reserved: bool = False) -> None:
+    """Make `<prefix>:<rest>` select the backend `factory(rest, options)` builds (replaces a reservation)."""
+    if not prefix.isidentifier():
+        raise ValueError(f"backend prefix must be an identifier, got {prefix!r}")
+    _PREFIXES[prefix] = PrefixEntry(factory, form, reserved)
+
+
+def registered_prefixes(include_reserved: bool = True) -> list[str]:
+    """The registered prefixes (reserved placeholders only if asked)."""
+    return sorted(p for p, entry in _PREFIXES.items() if include_reserved or not entry.reserved)
 
 
 def unregister_prefix(prefix: str) -> None:
@@ -90,7 +99,7 @@ def _trained(rest: str, options: BackendOptions) -> Backend:
 
 
 register_prefix("embedded", _embedded, "embedded:PATH.gguf")
-register_prefix("trained", _trained, "trained:DIR")
+register_prefix("trained", _trained, "trained:DIR", reserved=True)
 
 
 def build_backend(model: str, options: BackendOptions) -> Backend:

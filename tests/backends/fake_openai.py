@@ -1,0 +1,107 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for tests (a thread running http.server).
+
+`FakeOpenAI.script` is a list of actions consumed one per chat request: an int is an HTTP error
+status to return, a float is a delay in seconds before answering, a str is the answer. When the script
+is empty the server answers `default`. `/health` and `/v1/models` answer 200 once `healthy` is true.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAI:
+    def __init__(self, model: str = "fake-model", default: str = "fake answer") -> None:
+        self.model = model
+        self.default = default
+        self.script: list[int | float | str] = []
+        self.healthy = True
+        self.chat_requests: list[dict[str, Any]] = []
+        self.health_checks = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def next_action(self, body: dict[str, Any]) -> int | float | str:
+        with self._lock:
+            self.chat_requests.append(body)
+            return self.script.pop(0) if self.script else self.default
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self) -> None:
+                fake.health_checks += 1
+                if not fake.healthy:
+                    self._send(503, {"error": "starting"})
+                elif self.path == "/health":
+                    self._send(200, {})
+                elif self.path == "/v1/models":
+                    self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+                else:
+                    self._send(404, {"error": "not found"})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                action = fake.next_action(body)
+                if isinstance(action, float):
+                    time.sleep(action)
+                    action = fake.default
+                if isinstance(action, int):
+                    self._send(action, {"error": {"message": f"fake error {action}", "type": "fake", "code": action}})
+                    return
+                self._send(200, {
+                    "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", fake.model),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": action}}],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+                })
+
+        return Handler
+
+
+if __name__ == "__main__":  # run as a stand-in server process: python fake_openai.py PORT
+    import sys
+
+    server = FakeOpenAI()
+    server._server.server_close()
+    server._server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), server._handler())
+    print(f"serving on {server.api_base}", flush=True)
+    server._server.serve_forever()
