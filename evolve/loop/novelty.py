@@ -47,7 +47,7 @@ def stalled(scores: Sequence[float], window: int, eps: float) -> bool:
     """
     if window < 1 or len(scores) <= window:
         return False
-    return scores[-1] - scores[-1 - window] <= eps
+    return scores[-1] - scores[-1 - window] <= eps + 1e-12  # float noise must not break a tie
 
 
 class Directive(BaseModel):
