@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -19,7 +20,7 @@ def test_schedule_b_max_4_matches_rrsi():
 def test_schedule_endpoints_and_monotone():
     values = [edit_budget(t, 7, 2, 6) for t in range(8)]
     assert values[0] == 6 and values[-1] == 2
-    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(values))
     assert edit_budget(50, 7, 2, 6) == 2  # t beyond T is clipped
 
 

@@ -18,13 +18,13 @@ def test_shipped_presets():
 
 def test_overrides_and_errors(tmp_path):
     assert load_proposer_preset("rrsi", {"b_max": 4, "llm_critic": False}).b_max == 4
-    with pytest.raises(ConfigError, match="unknown proposer preset 'nope'; valid: .*rrsi.*unregularized"):
+    with pytest.raises(ConfigError, match=r"unknown proposer preset 'nope'; valid: .*rrsi.*unregularized"):
         load_proposer_preset("nope")
-    with pytest.raises(ConfigError, match="unknown loop setting 'bmax'; valid: .*b_max"):
+    with pytest.raises(ConfigError, match=r"unknown loop setting 'bmax'; valid: .*b_max"):
         load_proposer_preset("rrsi", {"bmax": 2})
     with pytest.raises(ConfigError, match="field 'b_min'"):
         load_proposer_preset("rrsi", {"b_min": 0})
-    with pytest.raises(ConfigError, match="b_max .* must be >= b_min"):
+    with pytest.raises(ConfigError, match=r"b_max .* must be >= b_min"):
         load_proposer_preset("rrsi", {"b_min": 3, "b_max": 2})
     with pytest.raises(ConfigError, match="unknown operator 'magic'"):
         load_proposer_preset("rrsi", {"operators": ["magic"]})
@@ -36,10 +36,10 @@ def test_user_yaml_file(tmp_path):
     cfg = load_proposer_preset(str(path))
     assert (cfg.preset, cfg.b_max, cfg.novelty) == ("mine", 2, False)
     path.write_text("b_max: [\n")
-    with pytest.raises(ConfigError, match="mine.yaml: invalid YAML"):
+    with pytest.raises(ConfigError, match=r"mine.yaml: invalid YAML"):
         load_proposer_preset(str(path))
     path.write_text("colour: blue\n")
-    with pytest.raises(ConfigError, match="mine.yaml: field 'colour'"):
+    with pytest.raises(ConfigError, match=r"mine.yaml: field 'colour'"):
         load_proposer_preset(str(path))
     with pytest.raises(ConfigError, match="not found"):
         load_proposer_preset(str(tmp_path / "missing.yaml"))

@@ -9,7 +9,7 @@ from loop_helpers import LABELS, harness, parity_tasks
 from evolve.harness import Example, apply_edits
 from evolve.loop.novelty import novelty_key
 from evolve.loop.operators import OperatorProposer
-from evolve.loop.proposer import ProposerContext, Proposer
+from evolve.loop.proposer import Proposer, ProposerContext
 
 DEMO = parity_tasks("demo", range(100, 140))
 

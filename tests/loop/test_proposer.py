@@ -10,7 +10,7 @@ from evolve.backends.base import Completion
 from evolve.backends.mock import MockBackend
 from evolve.harness import Edit
 from evolve.loop.novelty import Directive
-from evolve.loop.proposer import EDITS_SCHEMA, LLMProposer, ProposerContext, Proposer, validate_reply
+from evolve.loop.proposer import EDITS_SCHEMA, LLMProposer, Proposer, ProposerContext, validate_reply
 from evolve.loop.pruner import PruneEntry
 
 
@@ -94,8 +94,8 @@ def test_backend_failure_is_a_draft_with_error():
 
 def test_context_is_rendered_into_the_prompt():
     history = [Hist(0, "system", "rejected", -0.05, op="replace", target="format", hypothesis="shorter format")]
-    prune = [PruneEntry("skill", [Edit(op="add", component="skill", target="check", value={"body": "x",
-                                                                                           "description": "d"})], -0.02)]
+    accepted = Edit(op="add", component="skill", target="check", value={"body": "x", "description": "d"})
+    prune = [PruneEntry("skill", [accepted], -0.02)]
     ctx = _ctx(history=history, memory="Open problems:\n- [label:odd] wrong", prune=prune,
                banned=["system:replace:format"], budget=3)
     backend = MockBackend([json.dumps({"edits": [_edit()]})])
