@@ -8,7 +8,7 @@ every text the harness carries. The evolve split is rebuilt from the run's store
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evolve.errors import ConfigError, EvolveError
@@ -27,16 +27,19 @@ class SplitInfo:
     denylist: Sequence[str] = ()
     labels: Sequence[str] = ()
     source: str = ""
-    notes: list[str] = field(default_factory=list)
+    demo_inputs: frozenset[str] = frozenset()
+    """Inputs of the benchmark's demo pool: few-shot examples taken from it are allowed (as in the critic)."""
 
 
-def harness_texts(harness: Harness) -> list[str]:
-    """Every piece of text an exported harness carries (sections, skills, examples, tools)."""
+def harness_texts(harness: Harness, demo_inputs: frozenset[str] = frozenset()) -> list[str]:
+    """Every piece of text an exported harness carries (sections, skills, examples not from the demo
+    pool, tools)."""
     texts = [s.text for s in harness.system]
     for skill in harness.skills:
         texts += [skill.description, skill.body]
     for ex in harness.examples:
-        texts += [ex.input, ex.output, ex.rationale or ""]
+        if ex.input not in demo_inputs:
+            texts += [ex.input, ex.output, ex.rationale or ""]
     for tool in harness.tools:
         texts.append(tool.description)
     return [t for t in texts if t]
@@ -53,25 +56,19 @@ def evolve_split(run: dict[str, Any]) -> SplitInfo:
 
     seed = config.get("seed", run.get("seed", 0))
     bench = load_benchmark(ref, seed=seed)
+    demo = bench.split("demo") if "demo" in bench.splits else []
     return SplitInfo(tasks=bench.split("evolve"), denylist=tuple(bench.denylist or ()),
-                     labels=tuple(bench.labels or ()), source=f"{ref} (seed {seed})")
+                     labels=tuple(bench.labels or ()), source=f"{ref} (seed {seed})",
+                     demo_inputs=frozenset(str(t.input) for t in demo))
 
 
 def findings(harness: Harness, split: SplitInfo) -> list[str]:
     """Leakage findings of `harness` against `split`, one readable line each (empty: clean)."""
     from evolve.loop.critic import leakage_findings
 
-    found = leakage_findings(harness_texts(harness), list(split.tasks), denylist=list(split.denylist),
-                             labels=list(split.labels))
-    return [_line(f) for f in found]
-
-
-def _line(finding: Any) -> str:
-    for attr in ("message", "reason", "text"):
-        value = getattr(finding, attr, None)
-        if isinstance(value, str) and value:
-            return " ".join(value.split())
-    return " ".join(str(finding).split())
+    found = leakage_findings(harness_texts(harness, split.demo_inputs), list(split.tasks),
+                             denylist=list(split.denylist), labels=list(split.labels))
+    return list(dict.fromkeys(" ".join(str(f).split()) for f in found))
 
 
 def check_export(harness: Harness, split: SplitInfo, *, allow_leaks: bool = False) -> list[str]:

@@ -44,6 +44,8 @@ STATUS_COLOR = {
     "ablation": "#64748b",
 }
 MAX_HYPOTHESES = 3
+COMPACT_AFTER = 2000
+"""Runs with more candidates get one JSON line per candidate instead of indented JSON."""
 
 
 @dataclass
@@ -167,7 +169,7 @@ def as_json(lineage: Lineage) -> dict[str, Any]:
 def json_text(lineage: Lineage) -> str:
     """`as_json` serialized (indented for small runs, compact lines for large ones)."""
     data = as_json(lineage)
-    if len(lineage.nodes) <= 2000:
+    if len(lineage.nodes) <= COMPACT_AFTER:
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     head = json.dumps({k: v for k, v in data.items() if k != "candidates"}, ensure_ascii=False)[:-1]
     rows = ",\n".join(json.dumps(c, ensure_ascii=False) for c in data["candidates"])

@@ -3,7 +3,9 @@ planted `<script>` text in a model output and in a hypothesis, scores, rubrics, 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from evolve.harness import Control, Edit, Harness, Section, apply_edits
 from evolve.store import CallRecord, LineageStore, RolloutRecord
@@ -70,7 +72,10 @@ NODES = [
                 "Benchmark-specific framing"),), None, None, None, "critic: benchmark-specific, not reusable"),
     Node("c3b", "c2a", 3, "accepted",
          (_edit("replace", "system", "role", "You answer short questions precisely.",
-                "Precision wording reduces hedging"),), 0.71, 0.01, 378.0,
+                "Precision wording reduces hedging"),
+          _edit("add", "skill", "yes-no-questions",
+                {"description": "Use for yes/no questions.", "body": "Answer with exactly one word: yes or no."},
+                "A reusable rule for binary questions")), 0.71, 0.01, 378.0,
          "within band but cheaper (ΔC=-0.01) and novel"),
 ]
 
@@ -84,10 +89,21 @@ def _score(value: float, n: int = 40, tokens: float = 120.0) -> dict[str, float]
     return {"score": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": n, "policy_tokens": tokens}
 
 
-def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "finished") -> dict[str, Harness]:
+def write_benchmark(path: Path) -> Path:
+    """A JSONL task file whose evolve split is EVOLVE_TASKS (the run's benchmark reference)."""
+    rows = [{**t, "split": "evolve"} for t in EVOLVE_TASKS]
+    words = ["river", "candle", "orbit", "meadow", "lantern", "pebble", "harbor", "violet"]
+    rows += [{"id": f"{split[:2]}-{i}", "input": f"Spell {w} backwards.", "target": w[::-1], "split": split}
+             for i, (split, w) in enumerate(zip(["validation"] * 4 + ["test"] * 4, words, strict=True))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "finished",
+                  benchmark: str = BENCH) -> dict[str, Harness]:
     """Write the fixture lineage into `store`; return the harness of every candidate."""
-    store.create_run(run_id, {"benchmark": BENCH, "seed": 3, "preset": "rrsi", "model": "mock", "budget": 400, "rounds": 3}, seed=3,
-                     benchmark=BENCH, model="mock", preset="rrsi")
+    config = {"benchmark": benchmark, "seed": 3, "preset": "rrsi", "model": "mock", "budget": 400, "rounds": 3}
+    store.create_run(run_id, config, seed=3, benchmark=benchmark, model="mock", preset="rrsi")
     harnesses: dict[str, Harness] = {}
     for n in NODES:
         parent = harnesses[n.parent] if n.parent else SEED

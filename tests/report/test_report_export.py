@@ -1,0 +1,153 @@
+"""Exporters, the export leakage screen and the runtime API round trip."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lineage_fixture import EVOLVE_TASKS, LEAKED_ANSWER, RUN
+
+from evolve import load_harness
+from evolve.backends import MockBackend
+from evolve.errors import HarnessError
+from evolve.harness.io import parse_skill_md
+from evolve.report.export import export_candidate
+from evolve.report.leakage import LeakageError, SplitInfo, check_export, evolve_split
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+
+
+def test_json_bundle_round_trip_keeps_the_version(fx, tmp_path):
+    files, prov = export_candidate(fx.store, "best", "json", tmp_path / "out", run_id=RUN)
+    expected = fx.harnesses["c3b"]
+    assert [f.name for f in files] == ["harness.json"]
+    bundle = json.loads(files[0].read_text())
+    assert bundle["version"] == expected.version == prov.version
+    assert bundle["provenance"]["run_id"] == RUN and bundle["provenance"]["candidate_id"] == "c3b"
+    assert bundle["provenance"]["model"] == "mock"
+    assert bundle["provenance"]["scores"]["best_summary"]["test"]["score"] == 0.64
+    assert bundle["provenance"]["leakage"]["checked"] is True and bundle["provenance"]["leakage"]["findings"] == []
+    for path in (files[0], tmp_path / "out"):
+        agent = load_harness(path)
+        assert agent.version == expected.version and agent.harness == expected
+        assert agent.provenance["candidate_id"] == "c3b"
+
+
+def test_tampered_bundle_is_refused(fx, tmp_path):
+    files, _ = export_candidate(fx.store, "c1a", "json", tmp_path / "out")
+    data = json.loads(files[0].read_text())
+    data["harness"]["system"][0]["text"] = "changed after export"
+    files[0].write_text(json.dumps(data))
+    with pytest.raises(HarnessError, match="modified after export"):
+        load_harness(files[0])
+
+
+def test_skills_export_is_an_agent_skills_folder(fx, tmp_path):
+    out = tmp_path / "skills"
+    export_candidate(fx.store, "c3b", "skills", out)
+    files = _files(out)
+    assert set(files) == {"skills/yes-no-questions/SKILL.md", "system.md", "provenance.json"}
+    skill = parse_skill_md(files["skills/yes-no-questions/SKILL.md"], "SKILL.md")
+    assert skill["name"] == "yes-no-questions" and skill["description"] == "Use for yes/no questions."
+    assert skill["body"].strip() == "Answer with exactly one word: yes or no."
+    assert "harness-version: " + fx.harnesses["c3b"].version in files["skills/yes-no-questions/SKILL.md"]
+    assert "You answer short questions precisely." in files["system.md"]
+    assert "yes-no-questions" not in files["system.md"]  # skills live in their own files
+
+
+def test_prompt_export_is_one_text(fx, tmp_path):
+    export_candidate(fx.store, "c3b", "prompt", tmp_path / "p")
+    text = (tmp_path / "p" / "prompt.md").read_text()
+    assert "You answer short questions precisely." in text and "Answer with exactly one word" in text
+
+
+def test_python_export_runs_from_the_shell(fx, tmp_path):
+    out = tmp_path / "py"
+    export_candidate(fx.store, "c3b", "python", out)
+    assert (out / "harness" / "harness.yaml").is_file() and (out / "agent.py").is_file()
+    assert load_harness(out / "harness").version == fx.harnesses["c3b"].version
+    done = subprocess.run([sys.executable, str(out / "agent.py"), "Is the sky green?", "--model", "mock"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "mock answer"
+
+
+def test_planted_leak_is_refused_and_nothing_is_written(fx, tmp_path):
+    out = tmp_path / "leak"
+    with pytest.raises(LeakageError) as info:
+        export_candidate(fx.store, "c1b", "json", out)
+    message = str(info.value)
+    assert "\n" not in message and "ev-1" in message and "--allow-leaks" in message
+    assert not out.exists()
+    files, prov = export_candidate(fx.store, "c1b", "json", out, allow_leaks=True)
+    assert prov.leakage["allowed"] is True and prov.leakage["findings"]
+    assert files[0].is_file()
+
+
+def test_cli_export_refuses_leak_with_one_line_and_exports_best(cli, tmp_path):
+    bad = cli("export", "c1b", "--format", "json", "--out", str(tmp_path / "x"))
+    assert bad.exit_code == 2
+    assert bad.output.startswith("error: export refused") and bad.output.count("\n") == 1
+    ok = cli("export", "best", "--run", RUN, "--format", "skills", "--out", str(tmp_path / "best"))
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "best" / "skills" / "yes-no-questions" / "SKILL.md").is_file()
+    unknown = cli("export", "best", "--format", "docx", "--out", str(tmp_path / "y"))
+    assert unknown.exit_code == 2 and "skills, prompt, json, python" in unknown.output
+
+
+@pytest.mark.parametrize("fmt", ["skills", "prompt", "json", "python"])
+def test_exported_files_contain_no_evolve_split_answers(fx, tmp_path, fmt):
+    out = tmp_path / fmt
+    export_candidate(fx.store, "best", fmt, out, run_id=RUN)
+    text = "\n".join(_files(out).values()).casefold()
+    for task in EVOLVE_TASKS:
+        assert task["input"].casefold() not in text
+        if len(task["target"]) > 3:
+            assert task["target"].casefold() not in text
+    assert LEAKED_ANSWER not in text
+
+
+def test_evolve_split_is_rebuilt_from_the_run_config(fx):
+    split = evolve_split(fx.store.get_run(RUN))
+    assert sorted(t.id for t in split.tasks) == sorted(t["id"] for t in EVOLVE_TASKS)
+
+
+def test_demo_pool_examples_are_allowed(fx):
+    from evolve.harness import Example
+
+    leaky = fx.harnesses["c0"].model_copy(update={"examples": (Example(input="q", output=LEAKED_ANSWER),)})
+    split = evolve_split(fx.store.get_run(RUN))
+    with pytest.raises(LeakageError):
+        check_export(leaky, split)
+    demo = SplitInfo(tasks=split.tasks, labels=split.labels, source="x", demo_inputs=frozenset({"q"}))
+    assert check_export(leaky, demo) == []
+
+
+def test_agent_messages_and_run_with_a_backend(fx):
+    agent = load_harness_from_store(fx, "c3b")
+
+    class Item:
+        input = "Is the sky green?"
+
+    messages = agent.messages(Item())
+    assert messages[0]["role"] == "system" and "yes-no-questions" in messages[0]["content"]
+    assert messages[-1] == {"role": "user", "content": "Is the sky green?"}
+    assert agent.messages("Is the sky green?") == messages
+    backend = MockBackend(["no", "yes", "no"])  # c3b votes over 3 samples
+    result = agent.run(Item(), model=backend)
+    assert result.answer == "no" and result.error is None
+    assert result.usage["completion_tokens"] == 3 and result.usage["total"] > 3
+    assert len(backend.history) == 3 and list(backend.history[0].messages) == messages
+    with pytest.raises(TypeError):
+        agent.messages(42)
+
+
+def load_harness_from_store(fx, cid):
+    from evolve.runtime import Agent
+
+    return Agent(fx.harnesses[cid])
