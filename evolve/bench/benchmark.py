@@ -144,6 +144,19 @@ def split_sizes(total: int, sizes: dict[str, int] | None, source: str) -> dict[s
     return {name: sizes.get(name, 0) for name in SPLIT_NAMES}
 
 
+def stratified_order(tasks: list[Task], rng: random.Random) -> list[int]:
+    """A seeded permutation in which every target is spread evenly, so each contiguous cut keeps the
+    label proportions (label tasks); tasks whose targets are all distinct are simply shuffled."""
+    groups: dict[str, list[int]] = {}
+    for index, task in enumerate(tasks):
+        groups.setdefault(task.target if task.labels else task.id, []).append(index)
+    keyed = []
+    for members in groups.values():
+        rng.shuffle(members)
+        keyed += [((rank + rng.random()) / len(members), index) for rank, index in enumerate(members)]
+    return [index for _, index in sorted(keyed)]
+
+
 def assign_splits(rows: list[dict[str, Any]], tasks: list[Task], sizes: dict[str, int] | None, seed: int,
                   source: str) -> dict[str, list[Task]]:
     """Use the rows' own `split` fields when present, else a seeded shuffle cut to the split sizes."""
@@ -154,8 +167,7 @@ def assign_splits(rows: list[dict[str, Any]], tasks: list[Task], sizes: dict[str
         return {name: [t for t, s in zip(tasks, marked, strict=True) if s == name] for name in SPLIT_NAMES
                 if name in marked}
     counts = split_sizes(len(tasks), sizes, source)
-    order = list(range(len(tasks)))
-    random.Random(seed).shuffle(order)
+    order = stratified_order(tasks, random.Random(seed))
     out, start = {}, 0
     for name in SPLIT_NAMES:
         out[name] = [tasks[i] for i in order[start:start + counts[name]]]
@@ -195,10 +207,14 @@ def build_benchmark(spec: BenchmarkSpec, folder: Path, source: str, *, seed: int
     data = _task_file(spec, folder, source)
     if not data.rows:
         raise BenchmarkError(f"{source}: the benchmark has no tasks")
-    labels = tuple(spec.labels) if spec.labels else data.labels
     verifier_spec = spec.verifier or data.verifier
     verifier_spec = {"name": verifier_spec} if isinstance(verifier_spec, str) else dict(verifier_spec)
-    verifier = make_verifier(verifier_spec)
+    derived = data.labels if verifier_spec.get("name") == "label" else None
+    labels = tuple(spec.labels) if spec.labels else derived
+    try:
+        verifier = make_verifier(verifier_spec)
+    except BenchmarkError as exc:
+        raise BenchmarkError(f"{source}: field 'verifier': {exc}") from None
     tasks = make_tasks(data.rows, labels)
     split_seed = spec.seed if seed is None else seed
     splits = assign_splits(data.rows, tasks, spec.splits, split_seed, source)

@@ -13,7 +13,7 @@ sentence templates, and the slot vocabularies the templates draw from:
           templates: ["I moved to {city} after visiting {city_2}."]
 
 `{slot}` is filled from `slots[slot]`; `{slot_2}`, `{slot_3}` draw a different value of the same
-vocabulary. Targets may use the same placeholders. Classes are used in turn (balanced labels) and
+vocabulary. Targets may use the same placeholders. The filled text starts with a capital. Classes are used in turn (balanced labels) and
 the order is shuffled; duplicate inputs are redrawn. Same spec + seed = same tasks.
 """
 
@@ -107,7 +107,7 @@ def generate(spec: GeneratorSpec, source: str = "generator") -> list[dict[str, A
         for _ in range(MAX_TRIES):
             template_index = rng.randrange(len(cls.templates))
             text, target = _fill([cls.templates[template_index], cls.target], spec.slots, rng)
-            text = f"{spec.prefix}{text}{spec.suffix}"
+            text = f"{spec.prefix}{text[:1].upper()}{text[1:]}{spec.suffix}"
             if text not in seen:
                 break
         else:

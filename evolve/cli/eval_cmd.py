@@ -1,9 +1,64 @@
-"""Command module (filled in by its feature)."""
+"""`evolve eval`: score a harness on a benchmark split, with a 95% CI, baselines and token cost."""
 
 from __future__ import annotations
 
+import json
+from typing import Annotated, Any
+
 import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from evolve.cli.common import DbOption, JsonOption, console, err_console
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render_report(report: dict[str, Any]) -> None:
+    """Print an eval report as a few lines of text."""
+    r = report
+    console.print(f"[bold]{escape(r['harness'])}[/bold] ({r['harness_version']}) on "
+                  f"[bold]{escape(r['benchmark'])}[/bold]/{r['split']}: {r['tasks']} tasks × {r['trials']} "
+                  f"trial(s), model {escape(r['model'])}")
+    console.print(f"score [bold]{r['score']:.3f}[/bold]  95% CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  n={r['n']}")
+    if r["majority_baseline"] is not None:
+        console.print(f"baselines: majority {_pct(r['majority_baseline'])} ({escape(str(r['majority_label']))}), "
+                      f"best constant {_pct(r['best_constant_baseline'])} ({escape(str(r['best_constant']))})")
+    console.print(f"parse rate {r['parse_rate']:.3f}  errors {r['errors']}")
+    dist = ", ".join(f"{escape(k or '(empty)')} {v:.0%}" for k, v in r["prediction_distribution"].items())
+    console.print(f"predictions: {dist}")
+    console.print(f"policy tokens/task {r['policy_tokens']:.1f}  wall {r['wall_s']:.1f} s  run {r['run_id']}")
+
+
+def eval_command(
+    harness: Annotated[str, typer.Argument(help="Harness folder or shipped harness name.")],
+    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Shipped benchmark name, folder or task file.")],
+    split: Annotated[str, typer.Option("--split", help="demo, evolve, validation or test.")] = "test",
+    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N tasks of the split.")]
+    = None,
+    model: Annotated[str, typer.Option("--model", "-m", help="Policy model string (see `evolve models`).")]
+    = "embedded",
+    trials: Annotated[int, typer.Option("--trials", help="Rollouts per task.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Evaluate HARNESS on a benchmark split; rollouts are stored in the lineage store (a run of kind eval)."""
+    from evolve.bench.evaluation import run_eval
+
+    with Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=as_json) as bar:
+        job = bar.add_task("eval", total=None)
+        report = run_eval(harness, benchmark, split=split, limit=limit, model=model, trials=trials, seed=seed,
+                          db=db, progress=lambda done, total: bar.update(job, completed=done, total=total))
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        render_report(report)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add `evolve eval` to the app."""
+    app.command("eval")(eval_command)
