@@ -1,9 +1,151 @@
-"""Command module (filled in by its feature)."""
+"""`evolve run` and `evolve resume`: start or continue an evolution run with live progress."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.live import Live
+from rich.table import Table
+
+from evolve import api
+from evolve.cli.common import DbOption, JsonOption, console, err_console
+from evolve.run_config import PRESETS, make_config
+
+
+class _Progress:
+    """Renders engine events as one live status table (stderr, so --json output stays clean)."""
+
+    def __init__(self, live: Live | None) -> None:
+        self.live = live
+        self.state: dict[str, Any] = {"round": "-", "score": None, "spent": 0, "budget": 0, "tokens": 0,
+                                      "candidates": 0, "phase": "starting"}
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["event"]
+        if kind == "round_start":
+            self.state.update(round=f"{event['round'] + 1}/{event['rounds']}", phase="proposing")
+        elif kind == "candidate":
+            self.state["candidates"] += 1
+            self.state["phase"] = "screening and evaluating"
+        elif kind == "round_end":
+            self.state.update(score=event["score"], spent=event["spent"], budget=event["budget"],
+                              tokens=event["tokens"], phase=event.get("stopped") or "round done")
+        elif kind == "report":
+            self.state["phase"] = f"final report: {event['suite']} ({event['tasks']} tasks)"
+        elif kind == "warning":
+            err_console.print(f"[yellow]warning:[/yellow] {event['message']}", markup=True)
+        if self.live is not None:
+            self.live.update(self.render())
+
+    def render(self) -> Table:
+        s = self.state
+        table = Table(show_header=False, box=None)
+        table.add_row("round", str(s["round"]))
+        table.add_row("best validation score", "-" if s["score"] is None else f"{s['score']:.3f}")
+        table.add_row("oracle rollouts", f"{s['spent']} / {s['budget']}")
+        table.add_row("model tokens", str(s["tokens"]))
+        table.add_row("candidates", str(s["candidates"]))
+        table.add_row("now", s["phase"])
+        return table
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title=f"run {summary['run_id']}: seed vs best")
+    for col in ("suite", "seed", "best", "Δ", "majority", "seed tok/task", "best tok/task"):
+        table.add_column(col)
+    for suite, seed in summary["seed"].items():
+        best = summary["best"].get(suite, {})
+        base = summary.get("baselines", {}).get(suite, {}).get("majority")
+
+        def fmt(x: dict[str, Any]) -> str:
+            if x.get("score") is None:
+                return "-"
+            return f"{x['score']:.3f} [{x['ci_low']:.2f},{x['ci_high']:.2f}] n={x['n']}"
+
+        delta = (best.get("score") or 0) - (seed.get("score") or 0)
+        table.add_row(suite, fmt(seed), fmt(best), f"{delta:+.3f}", "-" if base is None else f"{base:.3f}",
+                      f"{seed.get('policy_tokens') or 0:.0f}", f"{best.get('policy_tokens') or 0:.0f}")
+    console.print(table)
+    console.print(f"rollouts spent {summary['rollouts_spent']} of {summary['budget']} "
+                  f"(+{summary['rollouts_total'] - summary['rollouts_spent']} for reporting), "
+                  f"failed rollouts {summary['failed_rollouts']}, candidates {summary['candidates']}")
+    if summary.get("stopped"):
+        console.print(f"stopped early: {summary['stopped']}")
+    if summary["accepted_edits"]:
+        console.rule("accepted edits")
+        for e in summary["accepted_edits"]:
+            console.print(f"{e['candidate_id']}: {e['op']} {e['component']} {e['target'] or ''} "
+                          f"[{e['origin']}] {e['hypothesis']}", markup=False)
+    else:
+        console.print("no edit was accepted: the seed harness remains the best")
+    console.print(f"inspect: evolve lineage {summary['run_id']} · export: evolve export best --run "
+                  f"{summary['run_id']} --format skills --out export/")
+
+
+def _json_summary(summary: dict[str, Any]) -> str:
+    keys = ("run_id", "seed", "best", "baselines", "seed_id", "best_id", "rollouts_spent", "budget",
+            "failed_rollouts", "candidates", "accepted_edits", "stopped")
+    return json.dumps({k: summary.get(k) for k in keys}, indent=2, default=str)
+
+
+def _drive(fn: Any, as_json: bool, **kwargs: Any) -> None:
+    if as_json:
+        summary = fn(progress=None, **kwargs)
+        typer.echo(_json_summary(summary))
+        return
+    progress = _Progress(None)
+    with Live(progress.render(), console=err_console, refresh_per_second=4, transient=False) as live:
+        progress.live = live
+        summary = fn(progress=progress, **kwargs)
+    _print_summary(summary)
+
+
+def run(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML run file; options override it.")] = None,
+    benchmark: Annotated[str | None, typer.Option(help="Benchmark: shipped name, folder or task file.")] = None,
+    ood: Annotated[list[str] | None, typer.Option("--ood", help="Out-of-distribution suite (repeatable).")] = None,
+    harness: Annotated[str | None, typer.Option(help="Seed harness: shipped name, folder or JSON bundle.")] = None,
+    model: Annotated[str | None, typer.Option(help="Policy model (embedded, mock, openai/..., hosted_vllm/...).")]
+    = None,
+    proposer_model: Annotated[str | None, typer.Option(help="Proposer/critic/judge model [default: --model].")]
+    = None,
+    api_base: Annotated[str | None, typer.Option(help="API base URL for hosted models.")] = None,
+    preset: Annotated[str | None, typer.Option(help=f"Preset: {' | '.join(PRESETS)}.")] = None,
+    rounds: Annotated[int | None, typer.Option(help="Evolution rounds.")] = None,
+    budget: Annotated[int | None, typer.Option(help="Oracle rollouts for the evolution.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    trials: Annotated[int | None, typer.Option(help="Trials per task.")] = None,
+    report_limit: Annotated[int | None, typer.Option(help="Cap tasks per split in the final report.")] = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id [default: generated].")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable the response cache.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what the budget buys; call no model.")] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Evolve a harness on a benchmark and report seed vs best on evolve / validation / test / OOD."""
+    cfg = make_config(config, benchmark=benchmark, ood=ood or None, harness=harness, model=model,
+                      proposer_model=proposer_model, api_base=api_base, preset=preset, rounds=rounds,
+                      budget=budget, seed=seed, trials=trials, report_limit=report_limit,
+                      cache=False if no_cache else None)
+    if dry_run:
+        typer.echo(json.dumps(api.dry_run(cfg), indent=2))
+        return
+    _drive(api.run, as_json, config=cfg, db=db, run_id=run_id)
+
+
+def resume(
+    run_id: Annotated[str, typer.Argument(help="Run to continue.")],
+    api_base: Annotated[str | None, typer.Option(help="API base URL (not stored with the run).")] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Continue a stopped or killed run exactly where it left off."""
+    _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    app.command("run")(run)
+    app.command("resume")(resume)

@@ -1,0 +1,116 @@
+"""Assembling a run's parts from its configuration: presets, benchmark, seed harness, backends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evolve.backends import get_backend
+from evolve.backends.metered import MeteredBackend
+from evolve.bench.benchmark import Benchmark, load_benchmark
+from evolve.errors import ConfigError
+from evolve.harness import Harness, load_harness
+from evolve.loop.config import LoopConfig, load_proposer_preset
+from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
+from evolve.loop.operators import OperatorProposer
+from evolve.loop.proposer import LLMProposer
+from evolve.paths import data_dir, resolve_named
+from evolve.run_config import RunConfig
+from evolve.selection.config import SelectionConfig, load_selection_preset
+
+
+@dataclass
+class RunParts:
+    """Everything a run needs, built once from its RunConfig."""
+
+    config: RunConfig
+    loop: LoopConfig
+    selection: SelectionConfig
+    benchmark: Benchmark
+    seed_harness: Harness
+    policy: MeteredBackend
+    helper: MeteredBackend
+    """Backend of the proposer, critic, rubric writer and surrogate judge."""
+    proposer: LLMProposer | None
+    operators: OperatorProposer | None
+    critic: CriticChain | None
+
+    def metered(self) -> list[MeteredBackend]:
+        return [self.policy] if self.helper is self.policy else [self.policy, self.helper]
+
+
+def proposer_preset_for(preset: str) -> str:
+    """The proposer preset of a run preset (selection-only presets use the rrsi proposer)."""
+    if Path(preset).exists():
+        return "rrsi"
+    shipped = {p.stem for p in data_dir("proposers").glob("*.yaml")}
+    return preset if preset in shipped else "rrsi"
+
+
+def selection_preset_for(preset: str) -> str:
+    shipped = {p.stem for p in data_dir("selectors").glob("*.yaml")}
+    if preset in shipped or Path(preset).exists():
+        return preset
+    raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(sorted(shipped))}")
+
+
+def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) -> RunParts:
+    """Load presets, benchmark and seed harness and create the backends (injectable for tests)."""
+    loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
+    selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
+    benchmark = load_benchmark(config.benchmark, seed=config.seed)
+    seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
+    policy_backend = MeteredBackend(policy or get_backend(
+        config.model, api_base=config.api_base, cache=config.cache, concurrency=config.concurrency))
+    if helper is not None:
+        helper_backend = MeteredBackend(helper)
+    elif policy is None and config.resolved_proposer_model() == config.model:
+        helper_backend = policy_backend
+    elif policy is not None and config.proposer_model is None:
+        helper_backend = policy_backend
+    else:
+        helper_backend = MeteredBackend(get_backend(
+            config.resolved_proposer_model(), api_base=config.api_base, cache=config.cache,
+            concurrency=config.concurrency))
+    labels = tuple(benchmark.labels or ())
+    demo = benchmark.split("demo") if "demo" in benchmark.splits else []
+    proposer = None
+    if loop.llm_drafts > 0:
+        proposer = LLMProposer(helper_backend, template_dir=loop.template_dir, max_repairs=loop.max_repairs,
+                               temperature=loop.temperature, max_tokens=loop.proposer_max_tokens)
+    operators = OperatorProposer(demo, labels, operators=loop.operators) if loop.operator_drafts > 0 else None
+    critic = None
+    if loop.critic:
+        chain: list[Any] = [LeakageCritic(benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels,
+                                          demo_tasks=demo, ngram=loop.leakage_ngram)]
+        if loop.llm_critic:
+            chain.append(LLMCritic(helper_backend, max_repairs=loop.max_repairs, description=benchmark.description,
+                                   review_operators=loop.critic_reviews_operators))
+        critic = CriticChain(chain)
+    return RunParts(config, loop, selection, benchmark, seed, policy_backend, helper_backend, proposer,
+                    operators, critic)
+
+
+def build_plan(config: RunConfig) -> dict[str, Any]:
+    """What the configured budgets buy (for `--dry-run`); loads presets and the benchmark, calls no model."""
+    from evolve.selection.budget import estimate
+
+    loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
+    selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
+    benchmark = load_benchmark(config.benchmark, seed=config.seed)
+    drafts = loop.llm_drafts + loop.operator_drafts
+    n_accept = len(benchmark.split(selection.acceptance.split)) if selection.acceptance.split != "evolve" \
+        else min(config.evolve_batch, len(benchmark.split("evolve")))
+    est = estimate(selection.budgets, selection.allocator, rounds=config.rounds, drafts_per_round=drafts,
+                   top_k=selection.surrogate.top_k, n_validation=n_accept,
+                   analyst_batch=min(config.evolve_batch, len(benchmark.split("evolve"))))
+    return {
+        "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
+        "preset": config.preset, "rounds": config.rounds, "drafts_per_round": drafts,
+        "budgets": selection.budgets.model_dump(), "estimate": est.lines(),
+    }
+
+
+def _selection_overrides(config: RunConfig) -> dict[str, Any]:
+    return {"budgets.oracle_rollouts": config.budget, **config.selection}

@@ -1,0 +1,59 @@
+"""The loop's state between rounds, stored as one JSON value so a killed run resumes exactly.
+
+Everything else a round needs (candidates, edits, rollouts, decisions) is in the lineage store;
+this snapshot holds what is derived from them plus the optimizer's own memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STATE_KEY = "loop_state"
+
+
+class HistoryEntry(BaseModel):
+    """One evaluated (or screened) edit and its verdict, shown to the proposer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    candidate_id: str
+    component: str
+    op: str
+    target: str | None = None
+    hypothesis: str = ""
+    verdict: str
+    """accepted | rejected | stopped_early | critic_reject | invalid | duplicate | pruned"""
+    delta: float | None = None
+    """ΔS of the candidate on the acceptance split (None when not evaluated)."""
+
+
+class LoopState(BaseModel):
+    """Snapshot written after every completed round."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    next_round: int = 0
+    incumbent_id: str
+    incumbent_score: float | None = None
+    best_ever: float | None = None
+    scores: list[float] = Field(default_factory=list)
+    """Incumbent acceptance-split score after each round (stall detection)."""
+    round_scores: list[dict[str, Any]] = Field(default_factory=list)
+    history: list[HistoryEntry] = Field(default_factory=list)
+    accepted_chain: list[str] = Field(default_factory=list)
+    """Accepted candidate ids from the seed to the incumbent, in order."""
+    accepted_counts: dict[str, int] = Field(default_factory=dict)
+    tried: list[str] = Field(default_factory=list)
+    banned: list[str] = Field(default_factory=list)
+    memory: dict[str, Any] = Field(default_factory=dict)
+    damper: dict[str, Any] = Field(default_factory=dict)
+    rollouts_spent: int = 0
+    rubric: dict[str, Any] | None = None
+    rubric_version: int = 0
+    surrogate_history: list[dict[str, Any]] = Field(default_factory=list)
+    """(candidate text, oracle score) pairs that train the learned surrogate."""
+    stopped: str | None = None
+    """Why the evolution ended early (budget, stall...), if it did."""

@@ -1,0 +1,88 @@
+"""The run configuration: a YAML run file plus CLI overrides, validated and stored with the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolve.errors import ConfigError, describe_validation
+
+DEFAULT_BENCHMARK = "sentiment-products"
+PRESETS = ("rrsi", "unregularized", "skilllift", "cobra")
+
+
+class RunConfig(BaseModel):
+    """Everything that determines a run. Stored (resolved) with the run so it can be resumed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str = DEFAULT_BENCHMARK
+    """Benchmark: shipped name, folder or task file."""
+    ood: list[str] | None = None
+    """Out-of-distribution suites to report on (default: the benchmark's declared siblings)."""
+    harness: str = "minimal"
+    """Seed harness: shipped name, folder or JSON bundle."""
+    model: str = "embedded"
+    """Policy model string."""
+    proposer_model: str | None = None
+    """Model for proposer, critic, surrogate judge and rubric (default: the policy model)."""
+    api_base: str | None = None
+    """API base URL for hosted models (never stored with credentials)."""
+    preset: str = "rrsi"
+    """Preset spanning proposer, critic, pruner and selection."""
+    rounds: int = Field(5, ge=1, le=1000)
+    """Evolution rounds T."""
+    budget: int = Field(1500, ge=10)
+    """Oracle rollouts available to the evolution rounds (final reporting is extra)."""
+    seed: int = 0
+    """Seed of every random choice of the run."""
+    evolve_batch: int = Field(24, ge=1)
+    """Evolve-split tasks the analyst rolls the incumbent out on each round."""
+    trials: int = Field(1, ge=1, le=16)
+    """Trials per task for oracle rollouts."""
+    concurrency: int = Field(4, ge=1, le=256)
+    """Concurrent model requests."""
+    report_limit: int | None = Field(None, ge=1)
+    """Cap on tasks per split in the final seed-vs-best report (None: whole splits)."""
+    proposer: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the proposer preset (dotted keys allowed)."""
+    selection: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the selection preset (dotted keys allowed)."""
+    cache: bool = True
+    """Use the persistent response cache."""
+
+    def resolved_proposer_model(self) -> str:
+        return self.proposer_model or self.model
+
+
+def load_run_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML run file into a dict (validated later together with the CLI overrides)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: run file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        raise ConfigError(f"{path}:{line} invalid YAML") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of run options")
+    return data
+
+
+def make_config(file: str | Path | None = None, **overrides: Any) -> RunConfig:
+    """Merge a run file with overrides (None values are ignored) and validate."""
+    data: dict[str, Any] = load_run_file(file) if file else {}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    source = str(file) if file else "run options"
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation(exc, source)) from None
+    if config.preset not in PRESETS and not Path(config.preset).exists():
+        raise ConfigError(f"{source}: unknown preset {config.preset!r}; valid: {', '.join(PRESETS)}")
+    return config
