@@ -1,0 +1,265 @@
+"""Acceptance of candidates against the incumbent (RRSI Algorithm 2, or plain greedy).
+
+All comparisons are paired: candidate and incumbent are scored on the same `task_ids`. The score
+S is the mean reward over tasks × trials, where a missing or crashed trial counts 0 with the full
+denominator. For each candidate, in order:
+
+1. guards (non-compensatory, see `guards.py`): any message rejects;
+2. floor: S < best-ever − δ rejects;
+3. ΔS > δ (a gain): admitted when ΔC ≤ β0 + β1·ΔS (the cost rule; ΔC = relative change in
+   policy tokens per task);
+4. |ΔS| ≤ δ (within the noise band): admitted when cheaper (ΔC < −tol), or cost-neutral
+   (|ΔC| ≤ tol) with structural novelty ν ≥ 1;
+5. ΔS < −δ: rejected as a regression.
+
+The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
+δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
+Greedy mode (the unregularized ablation) admits any ΔS > δ_fixed (0 by default) and picks the
+largest ΔS.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from evolve.selection.config import AcceptanceConfig, SelectionConfig
+from evolve.selection.guards import run_guards
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Oracle results of one harness on a split."""
+
+    candidate_id: str
+    rewards: dict[str, list[float]]
+    """Rewards per task id, one per trial; missing tasks or trials (and NaN) count 0."""
+    tokens_per_task: float = 0.0
+    """Mean policy tokens (prompt + completion) per task."""
+    novelty: int = 0
+    """Structural novelty ν: component types never part of an accepted edit."""
+    predictions: dict[str, str | None] = field(default_factory=dict)
+    """Extracted answer per task id (None when nothing could be parsed)."""
+    parse_rate: float = 1.0
+    """Share of rollouts whose answer could be parsed."""
+    crash_rate: float = 0.0
+    """Share of rollouts that failed (backend error, timeout, exception)."""
+
+
+class Decision(BaseModel):
+    """The verdict on one candidate, stored with its statistics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidate_id: str
+    """The candidate judged."""
+    accepted: bool
+    """True only for the winner."""
+    admissible: bool
+    """Passed every rule; only the best admissible candidate is accepted."""
+    reason: str
+    """One human-readable line."""
+    stats: dict[str, Any]
+    """S, S_incumbent, dS, dC, delta, se, floor, ci_dS, ci_S, allowed_dC, guards, objective, novelty, rule..."""
+
+
+class SelectionResult(BaseModel):
+    """Decisions for every candidate, in input order, and the winner (None: keep the incumbent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decisions: list[Decision]
+    winner_id: str | None = None
+
+
+def n_trials(evaluations: Sequence[Evaluation], minimum: int = 1) -> int:
+    """Trials per task of the comparison: the most seen in any evaluation (at least `minimum`)."""
+    seen = [len(v) for ev in evaluations for v in ev.rewards.values()]
+    return max([minimum, *seen])
+
+
+def task_scores(ev: Evaluation, task_ids: Sequence[str], trials: int) -> np.ndarray:
+    """Per-task mean reward with the full denominator `trials` (missing and NaN trials count 0)."""
+    out = np.zeros(len(task_ids))
+    for i, task in enumerate(task_ids):
+        values = [v for v in ev.rewards.get(task, []) if v is not None and not math.isnan(v)]
+        out[i] = sum(values[:trials]) / trials
+    return out
+
+
+def score(ev: Evaluation, task_ids: Sequence[str], trials: int | None = None) -> float:
+    """S = mean over tasks × trials; missing or crashed trials count 0 with the full denominator."""
+    if not task_ids:
+        return 0.0
+    return float(task_scores(ev, task_ids, trials or n_trials([ev])).mean())
+
+
+def numpy_rng(rng: random.Random | np.random.Generator | None) -> np.random.Generator:
+    """A numpy Generator derived from the injected rng (a seeded default when None)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng((rng or random.Random(0)).getrandbits(64))
+
+
+def relative_cost(candidate_tokens: float, incumbent_tokens: float) -> float:
+    """ΔC: relative change in policy tokens per task."""
+    return (candidate_tokens - incumbent_tokens) / max(incumbent_tokens, 1.0)
+
+
+@dataclass(frozen=True)
+class _Stats:
+    s: float
+    s_inc: float
+    d_s: float
+    d_c: float
+    delta: float
+    se: float
+    ci_ds: tuple[float, float]
+    ci_s: tuple[float, float]
+
+
+def _bootstrap(cand: np.ndarray, inc: np.ndarray, idx: np.ndarray) -> tuple[float, tuple[float, float],
+                                                                              tuple[float, float]]:
+    diffs = (cand - inc)[idx].mean(axis=1)
+    scores = cand[idx].mean(axis=1)
+    se = float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    slo, shi = np.percentile(scores, [2.5, 97.5])
+    return se, (float(lo), float(hi)), (float(slo), float(shi))
+
+
+def _judge(st: _Stats, novelty: int, guards: list[str], best_ever: float, cfg: AcceptanceConfig
+           ) -> tuple[bool, str, str, float | None]:
+    """(admissible, rule, reason, allowed ΔC) for one candidate."""
+    ds, dc, delta = st.d_s, st.d_c, st.delta
+    if guards:
+        return False, "guard", "guard: " + "; ".join(guards), None
+    if cfg.greedy:
+        if ds > delta:
+            return True, "greedy", f"greedy: ΔS={ds:+.3f} > {delta:g}", None
+        return False, "no-gain", f"no gain: ΔS={ds:+.3f} (greedy needs > {delta:g})", None
+    floor = best_ever - delta
+    if cfg.floor and st.s < floor - 1e-12:
+        return False, "floor", f"floor: S={st.s:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} = {floor:.3f}", None
+    if ds > delta:
+        allowed = cfg.beta0 + cfg.beta1 * ds
+        if cfg.cost_rule and dc > allowed + 1e-12:
+            return (False, "cost", f"cost rule: ΔC={dc:+.2f} > {cfg.beta0:g}+{cfg.beta1:g}·{ds:.3f}={allowed:.2f} "
+                    f"for ΔS={ds:+.3f}", allowed)
+        return True, "gain", f"gain: ΔS={ds:+.3f} > δ={delta:.3f}, ΔC={dc:+.2f} (allowed {allowed:.2f})", allowed
+    if ds < -delta:
+        return False, "regression", f"regression: ΔS={ds:+.3f} < −δ={-delta:.3f}", None
+    band = f"within noise band (ΔS={ds:+.3f}, δ={delta:.3f})"
+    if not cfg.within_band:
+        return False, "band", band, None
+    if dc < -cfg.cost_tolerance:
+        return True, "neutral-cheaper", f"{band} and cheaper: ΔC={dc:+.2f}", None
+    if abs(dc) <= cfg.cost_tolerance and novelty >= 1:
+        return True, "neutral-novel", f"{band}, cost-neutral (ΔC={dc:+.2f}) with novelty ν={novelty}", None
+    why = "costlier" if dc > cfg.cost_tolerance else "no structural novelty"
+    return False, "band", f"{band}: {why} (ΔC={dc:+.2f}, ν={novelty})", None
+
+
+def _objective(st: _Stats, novelty: int, cfg: AcceptanceConfig) -> float:
+    if cfg.greedy:
+        return st.d_s
+    return cfg.w_s * st.d_s - cfg.w_c * st.d_c + cfg.w_n * novelty
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _candidate_stats(cand: Evaluation, inc_scores: np.ndarray, inc: Evaluation, task_ids: Sequence[str],
+                     trials: int, idx: np.ndarray, cfg: AcceptanceConfig) -> _Stats:
+    c = task_scores(cand, task_ids, trials)
+    se, ci_ds, ci_s = _bootstrap(c, inc_scores, idx)
+    if isinstance(cfg.delta, str):
+        delta = cfg.delta_z * se
+    else:
+        delta = float(cfg.delta)
+    s, s_inc = float(c.mean()), float(inc_scores.mean())
+    return _Stats(s, s_inc, s - s_inc, relative_cost(cand.tokens_per_task, inc.tokens_per_task), delta, se,
+                  ci_ds, ci_s)
+
+
+@dataclass(frozen=True)
+class _Row:
+    cand: Evaluation
+    st: _Stats
+    admissible: bool
+    rule: str
+    reason: str
+    allowed: float | None
+    guards: list[str]
+
+
+def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, task_ids: Sequence[str],
+            gold: dict[str, str] | None, best_ever: float, trials: int, idx: np.ndarray,
+            cfg: SelectionConfig) -> _Row:
+    acc = cfg.acceptance
+    if task_ids:
+        st = _candidate_stats(cand, inc_scores, incumbent, task_ids, trials, idx, acc)
+    else:
+        dc = relative_cost(cand.tokens_per_task, incumbent.tokens_per_task)
+        st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0))
+    guards = run_guards(cfg.guards, predictions=cand.predictions, gold=gold, task_ids=task_ids,
+                        parse_rate=cand.parse_rate, incumbent_parse_rate=incumbent.parse_rate,
+                        crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate)
+    admissible, rule, reason, allowed = _judge(st, cand.novelty, guards, best_ever, acc)
+    return _Row(cand, st, admissible, rule, reason, allowed, guards)
+
+
+def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: float, n: int, trials: int,
+              incumbent: Evaluation, acc: AcceptanceConfig) -> Decision:
+    st, cand = row.st, row.cand
+    objective = _objective(st, cand.novelty, acc) if row.admissible else None
+    accepted = cand.candidate_id == winner
+    reason = row.reason
+    if accepted:
+        reason = f"accepted: {reason}; objective {objective:.2f}"
+    elif row.admissible:
+        reason = f"admissible but not best: objective {objective:.2f} < {best_obj:.2f} ({winner}); {reason}"
+    stats = {
+        "rule": row.rule, "S": st.s, "S_incumbent": st.s_inc, "dS": st.d_s, "dC": st.d_c, "delta": st.delta,
+        "se": st.se, "floor": (best_ever - st.delta) if acc.floor and not acc.greedy else None,
+        "best_ever": best_ever, "ci_dS": list(st.ci_ds), "ci_S": list(st.ci_s), "allowed_dC": row.allowed,
+        "guards": row.guards, "objective": objective, "novelty": cand.novelty,
+        "tokens_per_task": cand.tokens_per_task, "tokens_incumbent": incumbent.tokens_per_task,
+        "n_tasks": n, "trials": trials, "split": acc.split,
+    }
+    return Decision(candidate_id=cand.candidate_id, accepted=accepted, admissible=row.admissible,
+                    reason=reason, stats={k: _clean(v) for k, v in stats.items()})
+
+
+def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: list[str],
+           gold: dict[str, str] | None, best_ever: float, cfg: SelectionConfig,
+           rng: random.Random | np.random.Generator | None = None) -> SelectionResult:
+    """Judge every candidate against the incumbent on `task_ids` and pick at most one winner.
+
+    `best_ever` is the best validation score any incumbent reached so far (the floor's reference).
+    Every candidate gets a Decision (input order); only the winner has `accepted=True`.
+    """
+    acc = cfg.acceptance
+    trials = n_trials([*candidates, incumbent], cfg.allocator.trials_per_task)
+    n = len(task_ids)
+    idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
+    inc_scores = task_scores(incumbent, task_ids, trials)
+    rows = [_assess(c, incumbent, inc_scores, task_ids=task_ids, gold=gold, best_ever=best_ever, trials=trials,
+                    idx=idx, cfg=cfg) for c in candidates]
+    ranked = sorted((r for r in rows if r.admissible),
+                    key=lambda r: (-_objective(r.st, r.cand.novelty, acc), -r.st.d_s, r.st.d_c))
+    winner = ranked[0].cand.candidate_id if ranked else None
+    best_obj = _objective(ranked[0].st, ranked[0].cand.novelty, acc) if ranked else None
+    decisions = [_decision(r, winner, best_obj, best_ever, n, trials, incumbent, acc) for r in rows]
+    return SelectionResult(decisions=decisions, winner_id=winner)

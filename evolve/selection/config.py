@@ -1,0 +1,198 @@
+"""Selection configuration and presets.
+
+A selection preset is a YAML file in `selectors/` (or any path) holding a `SelectionConfig`:
+acceptance rule, guards, allocator of oracle rollouts, surrogates and budgets. Missing keys take
+the defaults below, which are the `rrsi` preset. Single parts are switched with dotted overrides,
+e.g. `{"acceptance.cost_rule": False, "allocator.name": "ucb"}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolve.errors import ConfigError, describe_validation
+from evolve.paths import data_dir
+
+ALLOCATORS = ("successive_halving", "ucb", "thompson", "uniform")
+AllocatorName = Literal["successive_halving", "ucb", "thompson", "uniform"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AcceptanceConfig(_Strict):
+    """RRSI Algorithm 2 (or plain greedy) acceptance of candidates against the incumbent."""
+
+    split: Literal["validation", "evolve"] = "validation"
+    """Split the decision is made on; `evolve` only for the unregularized ablation."""
+    greedy: bool = False
+    """Accept the candidate with the largest strictly positive ΔS; no band, floor or cost rule."""
+    delta: float | Literal["bootstrap"] = "bootstrap"
+    """Noise band δ: a fixed value, or `bootstrap` for z·SE of the paired score difference."""
+    delta_z: float = Field(2.0, gt=0)
+    """z of the bootstrap noise band (δ = z·SE)."""
+    bootstrap_reps: int = Field(300, ge=20, le=100_000)
+    """Bootstrap resamples of the task set."""
+    floor: bool = True
+    """Reject candidates scoring below best-ever − δ."""
+    cost_rule: bool = True
+    """Gainers must satisfy ΔC ≤ β0 + β1·ΔS (ΔC = relative change in policy tokens per task)."""
+    beta0: float = 0.10
+    """Cost allowance of any gainer (relative tokens)."""
+    beta1: float = Field(10.0, ge=0)
+    """Extra relative tokens allowed per unit of score gained."""
+    within_band: bool = True
+    """Admit candidates within the band that are cheaper, or cost-neutral with structural novelty."""
+    cost_tolerance: float = Field(0.02, ge=0)
+    """|ΔC| up to this counts as cost-neutral."""
+    w_s: float = 100.0
+    """Objective weight per unit of score (100: one point per percentage point)."""
+    w_c: float = 2.0
+    """Objective weight per unit of relative cost."""
+    w_n: float = 0.5
+    """Objective bonus per new structural component (novelty ν)."""
+
+
+class GuardsConfig(_Strict):
+    """Non-compensatory guards: any message blocks acceptance regardless of score."""
+
+    enabled: bool = True
+    """Master switch (off in the unregularized preset)."""
+    collapse_margin: float | None = 0.25
+    """Block when the top predicted label's share exceeds its gold share by more than this (None: off)."""
+    collapse_min_share: float = Field(0.6, ge=0, le=1)
+    """...and the top predicted label's share is above this."""
+    max_parse_drop: float | None = 0.05
+    """Largest allowed drop of the parse rate vs the incumbent (None: off)."""
+    max_crash_rise: float | None = 0.05
+    """Largest allowed rise of the crash rate vs the incumbent (None: off)."""
+    min_validation_tasks: int = Field(20, ge=0)
+    """No acceptance on fewer tasks than this."""
+
+
+class AllocatorConfig(_Strict):
+    """How oracle rollouts are spread over the candidates that passed the surrogate screen."""
+
+    name: AllocatorName = "successive_halving"
+    """successive_halving | ucb | thompson | uniform."""
+    minibatch: int = Field(16, ge=1)
+    """Tasks per paired minibatch (and the first rung of successive halving)."""
+    trials_per_task: int = Field(1, ge=1)
+    """Repeated trials per task (for policies sampled at temperature > 0)."""
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    """Confidence of the bounds used for early stopping and for declaring a best candidate."""
+    eta: int = Field(2, ge=2)
+    """Successive halving keeps 1/eta of the candidates per rung."""
+    survivors: int = Field(2, ge=1)
+    """Candidates handed to full evaluation at most."""
+
+
+class SurrogateConfig(_Strict):
+    """Cheap scores that decide which drafts get oracle rollouts."""
+
+    rubric: bool = True
+    """SkillLift rubric judged by the surrogate model."""
+    learned: bool = True
+    """COBRA-style learned surrogate (hashed text features, ridge head, LinUCB bonus); no LLM."""
+    top_k: int = Field(4, ge=1)
+    """Drafts sent to the oracle per round."""
+    rubric_file: str | None = None
+    """A fixed rubric (YAML) instead of a generated one."""
+    alignment_threshold: float = Field(0.9, ge=-1, le=1)
+    """Revise the rubric when its agreement with the oracle is below this."""
+    realign_attempts: int = Field(2, ge=0, le=10)
+    """Revisions tried per round."""
+    repair_attempts: int = Field(2, ge=0, le=10)
+    """Repairs of an invalid generated rubric before the fallback rubric is used."""
+    features: Literal["hashing", "minilm"] = "hashing"
+    """Text features of the learned surrogate (minilm needs the `embeddings` extra)."""
+    nu: float = Field(0.1, ge=0)
+    """LinUCB exploration weight ν."""
+    lam: float = Field(0.03, gt=0)
+    """LinUCB regularizer λ."""
+    ridge: float = Field(1.0, gt=0)
+    """L2 penalty of the ridge head."""
+
+
+class BudgetLimits(_Strict):
+    """Typed budgets of a run (None: unlimited)."""
+
+    oracle_rollouts: int | None = Field(3000, ge=0)
+    """Policy rollouts scored by the verifier (analyst, allocation and validation)."""
+    surrogate_calls: int | None = Field(400, ge=0)
+    """Rubric generation, judging and revision calls."""
+    proposer_tokens: int | None = Field(400_000, ge=0)
+    """Prompt + completion tokens of the proposer."""
+    wall_clock_s: float | None = Field(None, ge=0)
+    """Seconds of wall clock."""
+
+
+class SelectionConfig(_Strict):
+    """Everything selection needs; the defaults are the `rrsi` preset."""
+
+    preset: str = "rrsi"
+    """Name of the preset this configuration came from (informational)."""
+    acceptance: AcceptanceConfig = AcceptanceConfig()
+    guards: GuardsConfig = GuardsConfig()
+    allocator: AllocatorConfig = AllocatorConfig()
+    surrogate: SurrogateConfig = SurrogateConfig()
+    budgets: BudgetLimits = BudgetLimits()
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped selection presets."""
+    return sorted(p.stem for p in data_dir("selectors").glob("*.yaml"))
+
+
+def _read_preset(name_or_path: str) -> tuple[dict[str, Any], str, str]:
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        shipped = data_dir("selectors") / f"{name_or_path}.yaml"
+        if not shipped.is_file() or "/" in name_or_path:
+            raise ConfigError(
+                f"unknown selection preset {name_or_path!r}; valid: {', '.join(preset_names())} (or a YAML path)"
+            )
+        path = shipped
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a selection preset must be a mapping of sections")
+    return data, str(path), path.stem
+
+
+def apply_overrides(data: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """Return a copy of `data` with dotted keys (`acceptance.cost_rule`) set to their values."""
+    out: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for key, value in (overrides or {}).items():
+        parts = key.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def load_selection_preset(name_or_path: str = "rrsi", overrides: dict[str, Any] | None = None) -> SelectionConfig:
+    """Load a shipped preset by name (rrsi, unregularized, skilllift, cobra) or a YAML file, then apply overrides.
+
+    Raises ConfigError for an unknown preset (listing the valid ones) or an invalid field (naming it).
+    """
+    data, source, stem = _read_preset(name_or_path)
+    data.setdefault("preset", stem)
+    merged = apply_overrides(data, overrides)
+    try:
+        return SelectionConfig.model_validate(merged)
+    except ValidationError as exc:
+        where = source if not overrides else f"{source} (with overrides)"
+        raise ConfigError(describe_validation(exc, where)) from None
