@@ -150,7 +150,7 @@ async def screen(engine: Engine, t: int, cands: list[Cand], st: LoopState) -> li
         from evolve.selection import learned
 
         model = learned.LearnedSurrogate()
-        model.fit([h["text"] for h in st.surrogate_history], [h["score"] for h in st.surrogate_history])
+        model.observe([h["text"] for h in st.surrogate_history], [h["score"] for h in st.surrogate_history])
         for c, value in zip(cands, model.rank(texts), strict=True):
             engine.store.add_surrogate_score(c.id, "learned", float(value))
             c.surrogate = float(value) if c.surrogate is None else (c.surrogate + float(value)) / 2
@@ -170,11 +170,20 @@ async def _ensure_rubric(engine: Engine, t: int, st: LoopState) -> None:
         return
     from evolve.selection import rubric
 
+    bench, sur = engine.parts.benchmark, engine.sel.surrogate
+    if sur.rubric_file:
+        generated = rubric.load_rubric(sur.rubric_file, _forbidden(engine))
+    else:
+        generated = await rubric.generate_rubric(engine.parts.helper, bench.description, "", _forbidden(engine),
+                                                 repair_attempts=sur.repair_attempts)
+    st.rubric, st.rubric_version = generated.model_dump(mode="json"), generated.version
+    engine.store.add_rubric(engine.run_id, generated.version, t, st.rubric, None)
+
+
+def _forbidden(engine: Engine) -> list[str]:
+    """Answers of evolve-split tasks that are not plain labels (a rubric must not contain them)."""
     bench = engine.parts.benchmark
-    forbidden = sorted({task.target for task in bench.split("evolve") if task.target not in (bench.labels or ())})
-    generated = await rubric.generate_rubric(engine.parts.helper, bench.description, "", forbidden)
-    st.rubric, st.rubric_version = generated.model_dump(mode="json"), 1
-    engine.store.add_rubric(engine.run_id, 1, t, st.rubric, None)
+    return sorted({task.target for task in bench.split("evolve") if task.target not in (bench.labels or ())})
 
 
 # -- oracle allocation and acceptance ----------------------------------------------------------
@@ -321,12 +330,15 @@ async def realign(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, 
     from evolve.selection import rubric
 
     current = rubric.Rubric.model_validate(st.rubric)
-    revised, agreement = await rubric.realign(engine.parts.helper, current, texts, oracle_scores,
-                                              description=engine.parts.benchmark.description)
-    if revised.model_dump(mode="json") != st.rubric:
-        st.rubric_version += 1
-        st.rubric = revised.model_dump(mode="json")
-    engine.store.add_rubric(engine.run_id, st.rubric_version, t, st.rubric, agreement)
+    sur = engine.sel.surrogate
+    result = await rubric.realign(engine.parts.helper, current, texts, oracle_scores,
+                                  description=engine.parts.benchmark.description, forbidden=_forbidden(engine),
+                                  threshold=sur.alignment_threshold, attempts=sur.realign_attempts,
+                                  rng=engine.rng(t, "realign"))
+    for version in result.versions:
+        engine.store.add_rubric(engine.run_id, version.rubric.version, t, version.rubric.model_dump(mode="json"),
+                                version.agreement)
+    st.rubric, st.rubric_version = result.rubric.model_dump(mode="json"), result.rubric.version
 
 
 async def prune(engine: Engine, t: int, st: LoopState) -> None:

@@ -30,6 +30,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 MIGRATIONS: list[Callable[[Connection], None]] = []
 migration = MIGRATIONS.append
@@ -225,17 +226,31 @@ def applied(engine: Engine) -> list[str]:
 
 
 def migrate(engine: Engine, upto: str | None = None) -> list[str]:
-    """Apply pending migrations (all, or up to and including `upto`); return the names applied now."""
-    with engine.begin() as conn:
-        _TRACK.create_all(conn)
+    """Apply pending migrations (all, or up to and including `upto`); return the names applied now.
+
+    Safe when several processes open a new database at once: each migration's record is inserted
+    first, in the migration's own transaction, so a second process blocks on that row until the
+    first commits, then finds it taken (IntegrityError) and skips the migration.
+    """
+    for attempt in range(3):
+        try:
+            with engine.begin() as conn:
+                _TRACK.create_all(conn)
+            break
+        except (OperationalError, ProgrammingError):
+            if attempt == 2:
+                raise
     done = set(applied(engine))
     now_applied = []
     for fn in MIGRATIONS:
         if fn.__name__ not in done:
-            with engine.begin() as conn:
-                fn(conn)
-                conn.execute(_migrations_table.insert().values(name=fn.__name__, applied_at=datetime.now(UTC)))
-            now_applied.append(fn.__name__)
+            try:
+                with engine.begin() as conn:
+                    conn.execute(_migrations_table.insert().values(name=fn.__name__, applied_at=datetime.now(UTC)))
+                    fn(conn)
+                now_applied.append(fn.__name__)
+            except IntegrityError:
+                pass  # applied by another process meanwhile
         if upto and fn.__name__ == upto:
             break
     return now_applied
