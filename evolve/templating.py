@@ -27,7 +27,7 @@ def _env(folder: str) -> jinja2.Environment:
     )
 
 
-def render(name: str, folder: str | Path | None = None, **variables: Any) -> str:
+def render(name: str, folder: str | Path | None = None, /, **variables: Any) -> str:
     """Render template `name` from `folder` (default: the package's templates) with StrictUndefined."""
     base = str(folder or _TEMPLATES)
     try:

@@ -93,7 +93,7 @@ def apply_edits(harness: Harness, edits: list[Edit]) -> Harness:
             _check_op(edit)
             _APPLY[edit.component](data, edit)
         except EditError as exc:
-            raise EditError(f"edit {position + 1} ({edit.summary()}): {exc}") from None
+            raise EditError(one_line(f"edit {position + 1} ({edit.summary()}): {exc}")) from None
     try:
         return Harness.model_validate(data)
     except ValidationError as exc:

@@ -178,8 +178,21 @@ def _load_bundle(path: Path) -> Harness:
         raise HarnessError(describe_validation(exc, str(path))) from None
 
 
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper that double-quotes strings PyYAML would not read back unchanged (NEL, U+0085)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = '"' if "\x85" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def dump_yaml(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    """Canonical YAML text: keys in the given order, block style, UTF-8 kept readable."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
 
 
 def render_files(harness: Harness) -> dict[str, str]:

@@ -156,3 +156,18 @@ def test_structured_seed_has_skill_examples_and_control() -> None:
     h = load_harness(data_dir("harnesses") / "structured")
     assert h.skills and len(h.examples) >= 2 and len(h.system) >= 2
     assert h.control != load_harness(data_dir("harnesses") / "minimal").control
+
+
+long_texts = st.text(st.characters(exclude_categories=("Cs",)), min_size=90, max_size=400)
+
+
+@PROPS
+@given(long_texts, long_texts, st.lists(st.sampled_from([" ", "  ", "\n", "\t", "word", "-", ":", "#", "'"]),
+                                        min_size=40, max_size=120).map("".join))
+def test_long_yaml_strings_round_trip(name: str, description: str, spaced: str) -> None:
+    """Folded YAML scalars (long lines, runs of spaces, line breaks) read back unchanged."""
+    harness = Harness(name=name, description=description + spaced,
+                      tools=(Tool(name="t", description=spaced + description, implementation="builtin:t"),))
+    first, loaded = _save_load(harness)
+    assert (loaded.name, loaded.description, loaded.tools) == (harness.name, harness.description, harness.tools)
+    assert _save_load(loaded)[0] == first
