@@ -122,7 +122,7 @@ def _edit_rows(store: LineageStore, lineage: Lineage, run_id: str) -> tuple[list
     decided = {d["candidate_id"]: d for d in store.decisions(run_id=run_id) if d["kind"] == "acceptance"}
     accepted, rejected = [], []
     for n in lineage.nodes:
-        edits = lineage.edits.get(n["id"], [])
+        edits = n["edits"]
         if n["status"] == "accepted":
             stats = (decided.get(n["id"]) or {}).get("stats") or {}
             accepted += [{"candidate": n["id"], "round": n["round"], "edit": edit_line({**e, "hypothesis": ""}),
@@ -145,7 +145,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
     usage = [{"role": role, **u} for role, u in sorted(store.usage_by_role(run_id).items())]
     accepted, rejected = _edit_rows(store, lineage, run_id)
     svg, hidden = tree_svg(lineage)
-    best_hash = next((n["harness_hash"] for n in lineage.nodes if n["id"] == lineage.best), None)
+    best_hash = next((n["version"] for n in lineage.nodes if n["id"] == lineage.best), None)
     sample = store.rollout_examples(run_id, best_hash, limit=examples) if best_hash else []
     charts = {"rounds": _round_chart(lineage, rounds), "splits": _split_chart(rows),
               "tokens": _token_chart(rows, rounds), "budget": _budget_charts(overview, rounds),

@@ -7,10 +7,10 @@ Every candidate appears, rejected and pruned ones included (no ghost nodes). The
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from rich.markup import escape
 from rich.tree import Tree
 
@@ -50,11 +50,10 @@ COMPACT_AFTER = 2000
 
 @dataclass
 class Lineage:
-    """One run's candidates (plain dicts in round/slot order) and their edit summaries."""
+    """One run's candidates: plain dicts in round/slot order (see `LineageStore.lineage_nodes`)."""
 
     run_id: str
     nodes: list[dict[str, Any]]
-    edits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     best: str | None = None
 
     def children(self) -> dict[str | None, list[dict[str, Any]]]:
@@ -75,8 +74,10 @@ class Lineage:
             node = parent[node]
         return list(reversed(path))
 
-    def hypotheses(self, cid: str) -> list[str]:
-        return [edit_line(e) for e in self.edits.get(cid, [])]
+
+def hypotheses(node: dict[str, Any]) -> list[str]:
+    """`op component target: hypothesis` of each edit of a lineage node."""
+    return [edit_line(e) for e in node.get("edits", [])]
 
 
 def edit_line(e: dict[str, Any]) -> str:
@@ -87,26 +88,21 @@ def edit_line(e: dict[str, Any]) -> str:
 
 
 def load_lineage(store: LineageStore, run_id: str) -> Lineage:
-    """Read a run's lineage (candidates, edit summaries, incumbent) from the store."""
-    nodes = store.lineage_rows(run_id)
-    edits: dict[str, list[dict[str, Any]]] = {}
-    for cid, op, component, target, hypothesis in store.edit_summaries(run_id):
-        edits.setdefault(cid, []).append(
-            {"op": op, "component": component, "target": target, "hypothesis": hypothesis})
+    """Read a run's lineage (candidates with their edits, and the incumbent) from the store."""
+    nodes = store.lineage_nodes(run_id)
     best = store.get_state(run_id, "incumbent")
     if best is None:
         accepted = [n["id"] for n in nodes if n["status"] in ("accepted", "seed")]
         best = accepted[-1] if accepted else None
-    return Lineage(run_id, nodes, edits, best)
+    return Lineage(run_id, nodes, best)
 
 
 def score_text(n: dict[str, Any]) -> str:
     """`val 0.620 [0.54, 0.70]  Δ +0.120  131 tok/task` (parts that are known)."""
     parts = []
     if n.get("val_score") is not None:
-        ci = ""
-        if n.get("val_ci_low") is not None and n.get("val_ci_high") is not None:
-            ci = f" [{n['val_ci_low']:.2f}, {n['val_ci_high']:.2f}]"
+        lo, hi = n.get("val_ci") or (n.get("val_ci_low"), n.get("val_ci_high"))
+        ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
         parts.append(f"val {n['val_score']:.3f}{ci}")
     if n.get("delta") is not None:
         parts.append(f"Δ {n['delta']:+.3f}")
@@ -115,7 +111,7 @@ def score_text(n: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def _label(n: dict[str, Any], hypotheses: list[str], best: str | None) -> str:
+def _label(n: dict[str, Any], lines: list[str], best: str | None) -> str:
     style = STATUS_STYLE.get(n["status"], "")
     star = " [bold yellow]★ best[/]" if n["id"] == best else ""
     text = f"[{style}]{escape(n['id'])}[/] [{style}]{STATUS_LABEL.get(n['status'], n['status'])}[/]{star}"
@@ -124,10 +120,10 @@ def _label(n: dict[str, Any], hypotheses: list[str], best: str | None) -> str:
         text += f"  {scores}"
     if n.get("reason"):
         text += f"\n[dim]  why: {escape(_clip(n['reason'], 120))}[/]"
-    for h in hypotheses[:MAX_HYPOTHESES]:
+    for h in lines[:MAX_HYPOTHESES]:
         text += f"\n[dim]  · {escape(_clip(h, 120))}[/]"
-    if len(hypotheses) > MAX_HYPOTHESES:
-        text += f"\n[dim]  · … {len(hypotheses) - MAX_HYPOTHESES} more edit(s)[/]"
+    if len(lines) > MAX_HYPOTHESES:
+        text += f"\n[dim]  · … {len(lines) - MAX_HYPOTHESES} more edit(s)[/]"
     return text
 
 
@@ -136,44 +132,56 @@ def _clip(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def rich_tree(lineage: Lineage) -> Tree:
-    """A rich Tree of the run; every candidate appears, rejected and pruned ones included."""
+def rich_tree(lineage: Lineage, max_nodes: int = COMPACT_AFTER) -> Tree:
+    """A rich Tree of the run; every candidate appears, rejected and pruned ones included.
+
+    Runs with more than `max_nodes` candidates show the path to the best candidate, each step with
+    its other children counted by verdict (the JSON format lists every node).
+    """
+    if len(lineage.nodes) > max_nodes:
+        return _path_tree(lineage)
     root = Tree(f"[bold]run {escape(lineage.run_id)}[/bold]  ({len(lineage.nodes)} candidates)")
     kids = lineage.children()
     stack: list[tuple[Tree, dict[str, Any]]] = [(root, c) for c in reversed(kids.get(None, []))]
     while stack:
         parent_node, n = stack.pop()
-        node = parent_node.add(_label(n, lineage.hypotheses(n["id"]), lineage.best))
+        node = parent_node.add(_label(n, hypotheses(n), lineage.best))
         stack.extend((node, ch) for ch in reversed(kids.get(n["id"], [])))
+    return root
+
+
+def _path_tree(lineage: Lineage) -> Tree:
+    path = lineage.best_path()
+    root = Tree(f"[bold]run {escape(lineage.run_id)}[/bold]  ({len(lineage.nodes)} candidates; the path to the "
+                f"best, {len(path)} steps, with the other candidates counted; --format json lists them all)")
+    nodes = {n["id"]: n for n in lineage.nodes}
+    kids = lineage.children()
+    on_path = set(path)
+    for cid in path:
+        node = root.add(_label(nodes[cid], hypotheses(nodes[cid]), lineage.best))
+        others: dict[str, int] = {}
+        for ch in kids.get(cid, []):
+            if ch["id"] not in on_path:
+                others[ch["status"]] = others.get(ch["status"], 0) + 1
+        if others:
+            node.add("[dim]" + ", ".join(f"{v} {STATUS_LABEL.get(k, k)}" for k, v in sorted(others.items())) + "[/]")
     return root
 
 
 def as_json(lineage: Lineage) -> dict[str, Any]:
     """The lineage as one JSON-ready object (`candidates` in round order, `best`, `best_path`)."""
-    return {
-        "run_id": lineage.run_id,
-        "best": lineage.best,
-        "best_path": lineage.best_path(),
-        "candidates": [
-            {
-                "id": n["id"], "parent_id": n["parent_id"], "round": n["round"], "slot": n["slot"],
-                "status": n["status"], "origin": n["origin"], "reason": n["reason"], "version": n["harness_hash"],
-                "val_score": n["val_score"], "val_ci": [n["val_ci_low"], n["val_ci_high"]], "delta": n["delta"],
-                "policy_tokens": n["policy_tokens"], "edits": lineage.edits.get(n["id"], []),
-            }
-            for n in lineage.nodes
-        ],
-    }
+    return {"run_id": lineage.run_id, "best": lineage.best, "best_path": lineage.best_path(),
+            "candidates": lineage.nodes}
 
 
-def json_text(lineage: Lineage) -> str:
-    """`as_json` serialized (indented for small runs, compact lines for large ones)."""
+def json_bytes(lineage: Lineage) -> bytes:
+    """`as_json` as UTF-8 JSON: indented for small runs, one line per candidate for large ones."""
     data = as_json(lineage)
     if len(lineage.nodes) <= COMPACT_AFTER:
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    head = json.dumps({k: v for k, v in data.items() if k != "candidates"}, ensure_ascii=False)[:-1]
-    rows = ",\n".join(json.dumps(c, ensure_ascii=False) for c in data["candidates"])
-    return f'{head}, "candidates": [\n{rows}\n]}}\n'
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    head = orjson.dumps({k: v for k, v in data.items() if k != "candidates"})[:-1]
+    rows = b",\n".join(orjson.dumps(c) for c in data["candidates"])
+    return head + b', "candidates": [\n' + rows + b"\n]}\n"
 
 
 def _dot_text(text: str) -> str:
@@ -186,7 +194,7 @@ def as_dot(lineage: Lineage) -> str:
     for n in lineage.nodes:
         parts = [n["id"], STATUS_LABEL.get(n["status"], n["status"]), score_text(n)]
         label = "\\n".join(_dot_text(p) for p in parts if p)
-        tooltip = _dot_text(_clip(" | ".join(lineage.hypotheses(n["id"])), 300))
+        tooltip = _dot_text(_clip(" | ".join(hypotheses(n)), 300))
         color = STATUS_COLOR.get(n["status"], "#64748b")
         width = ", penwidth=3" if n["id"] == lineage.best else ""
         lines.append(f'  "{_dot_text(n["id"])}" [label="{label}", '

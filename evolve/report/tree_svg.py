@@ -5,55 +5,50 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from evolve.report.tree import STATUS_COLOR, STATUS_LABEL, Lineage
+from evolve.report.tree import STATUS_COLOR, STATUS_LABEL, Lineage, hypotheses
 
 MAX_NODES = 400
 DX, DY, BOX_W, BOX_H = 190, 34, 170, 28
 
 
 def _visible(lineage: Lineage) -> set[str]:
-    """All ids for small runs; for large ones the best path, accepted nodes and the best path's children."""
-    ids = [n["id"] for n in lineage.nodes]
-    if len(ids) <= MAX_NODES:
-        return set(ids)
-    path = lineage.best_path()
-    keep = set(path)
-    on_path = set(path)
+    """All ids for small runs; for large ones the last steps of the best path and their children."""
+    if len(lineage.nodes) <= MAX_NODES:
+        return {n["id"] for n in lineage.nodes}
+    path = lineage.best_path()[-(MAX_NODES // 4):]
+    keep, on_path = set(path), set(path)
     for n in lineage.nodes:
         if len(keep) >= MAX_NODES:
             break
-        if n["status"] in ("seed", "accepted") or n["parent_id"] in on_path:
+        if n["parent_id"] in on_path:
             keep.add(n["id"])
-    parent = {n["id"]: n["parent_id"] for n in lineage.nodes}
-    for node in list(keep):  # keep the tree connected
-        while parent.get(node) and parent[node] not in keep:
-            node = parent[node]
-            keep.add(node)
     return keep
 
 
 def _layout(lineage: Lineage, keep: set[str]) -> dict[str, tuple[float, float]]:
-    kids: dict[str | None, list[dict[str, Any]]] = {}
-    for parent, children in lineage.children().items():
-        kids[parent] = [c for c in children if c["id"] in keep]
+    """Positions (x by depth, y by leaf row; a parent sits midway between its first and last child).
+
+    Iterative, so that deep lineages (thousands of rounds) do not hit the recursion limit.
+    """
+    kids: dict[str | None, list[str]] = {}
+    for n in lineage.nodes:
+        if n["id"] in keep:
+            parent = n["parent_id"] if n["parent_id"] in keep else None
+            kids.setdefault(parent, []).append(n["id"])
     pos: dict[str, tuple[float, float]] = {}
     row = 0
-
-    def place(node: dict[str, Any], depth: int) -> float:
-        nonlocal row
-        children = kids.get(node["id"], [])
+    stack: list[tuple[str, int, bool]] = [(r, 0, False) for r in reversed(kids.get(None, []))]
+    while stack:
+        cid, depth, expanded = stack.pop()
+        children = kids.get(cid, [])
         if not children:
-            y = row * DY
+            pos[cid] = (depth * DX, row * DY)
             row += 1
+        elif expanded:
+            pos[cid] = (depth * DX, (pos[children[0]][1] + pos[children[-1]][1]) / 2)
         else:
-            ys = [place(c, depth + 1) for c in children]
-            y = (ys[0] + ys[-1]) / 2
-        pos[node["id"]] = (depth * DX, y)
-        return y
-
-    stack_roots = kids.get(None, [])
-    for root in stack_roots:
-        place(root, 0)
+            stack.append((cid, depth, True))
+            stack.extend((ch, depth + 1, False) for ch in reversed(children))
     return pos
 
 
@@ -82,7 +77,7 @@ def tree_svg(lineage: Lineage) -> tuple[str, int]:
                          f'{py + 10 + BOX_H / 2:.0f} {x:.0f},{y + 10 + BOX_H / 2:.0f} {x + 10:.0f},'
                          f'{y + 10 + BOX_H / 2:.0f}" fill="none" {stroke}/>')
     for cid, (x, y) in pos.items():
-        parts.append(_node_svg(nodes[cid], x + 10, y + 10, cid == best, lineage.hypotheses(cid)))
+        parts.append(_node_svg(nodes[cid], x + 10, y + 10, cid == best, hypotheses(nodes[cid])))
     parts.append("</svg>")
     return "".join(parts), len(lineage.nodes) - len(pos)
 

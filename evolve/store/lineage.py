@@ -365,26 +365,33 @@ class LineageStore:
                 conn.execute(insert(s.EditRow), edit_rows)
         return len(candidates)
 
-    def lineage_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """The columns a lineage view needs, one plain dict per candidate (fast path for large runs)."""
-        c = s.Candidate.__table__
-        stmt = (select(c.c.id, c.c.parent_id, c.c.round, c.c.slot, c.c.status, c.c.origin, c.c.reason,
-                       c.c.val_score, c.c.val_ci_low, c.c.val_ci_high, c.c.delta, c.c.policy_tokens,
-                       c.c.harness_hash)
-                .where(c.c.run_id == run_id).order_by(c.c.round, c.c.slot, c.c.id))
-        with self.engine.connect() as conn:
-            result = conn.execute(stmt)
-            keys = list(result.keys())
-            return [dict(zip(keys, row, strict=True)) for row in result]
+    def lineage_nodes(self, run_id: str) -> list[dict[str, Any]]:
+        """Every candidate of a run as a plain JSON-ready dict with its edit summaries, in round/slot order.
 
-    def edit_summaries(self, run_id: str) -> list[tuple[str, str, str, str | None, str]]:
-        """(candidate_id, op, component, target, hypothesis) of every edit of a run, in edit order."""
-        e, c = s.EditRow.__table__, s.Candidate.__table__
-        stmt = (select(e.c.candidate_id, e.c.op, e.c.component, e.c.target, e.c.hypothesis)
-                .join(c, c.c.id == e.c.candidate_id).where(c.c.run_id == run_id)
-                .order_by(e.c.candidate_id, e.c.position))
+        Keys: id, parent_id, round, slot, status, origin, reason, version (harness hash), val_score,
+        val_ci [low, high], delta, policy_tokens, edits [{op, component, target, hypothesis}]. One query,
+        no harness snapshots: the fast path of lineage views on large runs.
+        """
+        c, e = s.Candidate.__table__, s.EditRow.__table__
+        stmt = (select(c.c.id, c.c.parent_id, c.c.round, c.c.slot, c.c.status, c.c.origin, c.c.reason,
+                       c.c.harness_hash, c.c.val_score, c.c.val_ci_low, c.c.val_ci_high, c.c.delta,
+                       c.c.policy_tokens, e.c.op, e.c.component, e.c.target, e.c.hypothesis)
+                .select_from(c.outerjoin(e, e.c.candidate_id == c.c.id)).where(c.c.run_id == run_id)
+                .order_by(c.c.round, c.c.slot, c.c.id, e.c.position))
+        nodes: list[dict[str, Any]] = []
+        node: dict[str, Any] = {"id": None}
         with self.engine.connect() as conn:
-            return [tuple(r) for r in conn.execute(stmt)]
+            for (cid, parent, rnd, slot, status, origin, reason, version, val, lo, hi, delta, tokens,
+                 op, component, target, hypothesis) in conn.execute(stmt):
+                if cid != node["id"]:
+                    node = {"id": cid, "parent_id": parent, "round": rnd, "slot": slot, "status": status,
+                            "origin": origin, "reason": reason, "version": version, "val_score": val,
+                            "val_ci": [lo, hi], "delta": delta, "policy_tokens": tokens, "edits": []}
+                    nodes.append(node)
+                if op is not None:
+                    node["edits"].append({"op": op, "component": component, "target": target,
+                                          "hypothesis": hypothesis})
+        return nodes
 
     def rollout_summary(self, run_id: str) -> list[dict[str, Any]]:
         """Per (harness, benchmark, split): rollouts, mean reward, parse rate, tokens, errors."""

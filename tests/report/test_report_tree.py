@@ -50,9 +50,9 @@ def test_compact_json_for_large_runs_is_the_same_data(fx, monkeypatch):
     from evolve.report import tree
 
     lineage = load_lineage(fx.store, RUN)
-    indented = tree.json_text(lineage)
+    indented = tree.json_bytes(lineage)
     monkeypatch.setattr(tree, "COMPACT_AFTER", 1)
-    compact = tree.json_text(lineage)
+    compact = tree.json_bytes(lineage)
     assert compact != indented
     assert json.loads(compact) == json.loads(indented) == json.loads(json.dumps(as_json(lineage)))
 
