@@ -31,7 +31,7 @@ def helper_answer(request: Request) -> str:
     return "{}"
 
 
-def slow(fn, delay: float):  # noqa: ANN001, ANN201
+def slow(fn, delay: float):
     def wrapped(request: Request) -> str:
         time.sleep(delay)
         return fn(request)

@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from engine_mocks import RUN_OPTIONS, backends
 from typer.testing import CliRunner
 
 from evolve import api
 from evolve.cli import app
 from evolve.errors import ConfigError, StoreError
 from evolve.store import LineageStore
-from tests.loop.engine_mocks import RUN_OPTIONS, backends
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,8 +72,9 @@ def test_unregularized_preset_accepts_on_the_evolve_split(tmp_path):
 
 
 def test_invalid_proposer_reply_is_recorded_and_the_run_goes_on(tmp_path):
+    from engine_mocks import policy_answer
+
     from evolve.backends.mock import MockBackend
-    from tests.loop.engine_mocks import policy_answer
 
     db = str(tmp_path / "bad.db")
     summary = api.run(db=db, run_id="bad", policy=MockBackend(policy_answer), helper=MockBackend(default="not json"),
@@ -136,9 +137,9 @@ def _wait_for_run(db: str, run_id: str, proc: subprocess.Popen) -> None:
 
 KILL_SCRIPT = """
 import sys
-sys.path.insert(0, {root!r})
+sys.path.insert(0, {root!r}); sys.path.insert(0, {root!r} + "/tests/loop")
 from evolve import api
-from tests.loop.engine_mocks import RUN_OPTIONS, backends
+from engine_mocks import RUN_OPTIONS, backends
 policy, helper = backends(delay=0.002)
 api.run(db={db!r}, run_id="k", policy=policy, helper=helper, **RUN_OPTIONS)
 """
