@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -54,6 +55,7 @@ def serve(
     server = ServerProcess(command, api_base, log_path)
     err_console.print(f"starting: {' '.join(command)}\nlog: {log_path}")
     server.start()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         served = server.wait_healthy(timeout_s=ready_timeout)
         name = served[0] if served else model
@@ -65,9 +67,14 @@ def serve(
         code = 0
     finally:
         server.stop()
+        signal.signal(signal.SIGTERM, previous)
     if code:
         err_console.print(f"the server exited with code {code}; see {log_path}")
         raise typer.Exit(1)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def register(app: typer.Typer) -> None:

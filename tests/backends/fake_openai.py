@@ -97,11 +97,20 @@ class FakeOpenAI:
         return Handler
 
 
-if __name__ == "__main__":  # run as a stand-in server process: python fake_openai.py PORT
+def main(argv: list[str]) -> None:
+    """Serve on PORT (argv[0]) as MODEL (argv[1], optional) for SECONDS (argv[2], optional; default: forever)."""
+    port = int(argv[0])
+    server = FakeOpenAI(model=argv[1] if len(argv) > 1 else "fake-model")
+    server._server.server_close()
+    server._server = ThreadingHTTPServer(("127.0.0.1", port), server._handler())
+    server._server.daemon_threads = True
+    print(f"serving {server.model} on {server.api_base}", flush=True)
+    if len(argv) > 2:
+        threading.Timer(float(argv[2]), server._server.shutdown).start()
+    server._server.serve_forever()
+
+
+if __name__ == "__main__":  # a stand-in server process
     import sys
 
-    server = FakeOpenAI()
-    server._server.server_close()
-    server._server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), server._handler())
-    print(f"serving on {server.api_base}", flush=True)
-    server._server.serve_forever()
+    main(sys.argv[1:])

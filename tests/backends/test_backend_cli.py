@@ -38,3 +38,32 @@ def test_serve_without_vllm_is_a_one_line_error(monkeypatch):
     assert result.exit_code == 2
     assert "pip install 'evolve-harness[vllm]'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_serve_starts_waits_for_health_prints_the_model_string_and_stops(tmp_path, monkeypatch):
+    """A stand-in `vllm` executable serves the fake API for two seconds, then exits."""
+    import socket
+    import sys
+    from pathlib import Path
+
+    from evolve.cli import models_cmd
+
+    fake = Path(__file__).with_name("fake_openai.py")
+    script = tmp_path / "vllm"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(fake.parent)!r})\nimport fake_openai\n"
+        "args = sys.argv[1:]\nport = args[args.index('--port') + 1]\n"
+        "fake_openai.main([port, args[1], '2'])\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setattr(models_cmd, "vllm_executable", lambda: str(script))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path / "vllm.log"
+    result = runner.invoke(app, ["serve", "--model", "org/tiny", "--port", str(port), "--log-file", str(log),
+                                 "--ready-timeout", "20"])
+    assert result.exit_code == 0, result.output
+    assert "model: hosted_vllm/org/tiny" in result.output
+    assert f"api_base: http://127.0.0.1:{port}/v1" in result.output
+    assert "serving org/tiny" in log.read_text()

@@ -46,10 +46,11 @@ def test_embedded_greedy_is_deterministic_and_batch_keeps_order():
 def test_embedded_json_schema_output_is_valid_json():
     schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
     backend = get_backend("embedded", cache=False)
-    [done] = asyncio.run(backend.complete([_ask("What is 2 + 2? Reply in JSON.", max_tokens=24, json_schema=schema)]))
-    assert done.ok, done.error
-    data = json.loads(done.text)
-    assert isinstance(data["answer"], int)
+    questions = ("What is 2 + 2? Reply in JSON.", "How many legs does a cat have? Reply in JSON.")
+    done = asyncio.run(backend.complete([_ask(q, max_tokens=24, json_schema=schema) for q in questions]))
+    for completion in done:  # the second call reuses the cached grammar
+        assert completion.ok, completion.error
+        assert isinstance(json.loads(completion.text)["answer"], int)
 
 
 @pytest.mark.embedded
