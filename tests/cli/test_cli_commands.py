@@ -1,0 +1,249 @@
+"""The command line through typer's runner: help, harness commands, lineage/show/diff/export, user errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evolve.cli import app
+from evolve.harness import Edit, Harness, Section, apply_edits, load_harness
+from evolve.paths import data_dir
+from evolve.store import LineageStore, RolloutRecord
+
+runner = CliRunner()
+SEED = Harness(name="seed", system=(Section(name="task", text="Reply with one word."),))
+EDIT = Edit(op="add", component="system", target="format", value="Use lowercase letters only.",
+            hypothesis="a fixed case makes exact-match scoring stable")
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def user_error(*args: str) -> str:
+    """Run a command that must fail as a user error; return its one stderr line."""
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """A lineage database filled through the Python API: seed -> child (accepted) -> grandchild (rejected)."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = LineageStore(url)
+    store.create_run("run1", {"benchmark": "sentiment-products", "seed": 0}, benchmark="sentiment-products",
+                     model="mock", preset="rrsi")
+    child = apply_edits(SEED, [EDIT])
+    grand = apply_edits(child, [Edit(op="set", component="control", target="samples", value=3,
+                                     hypothesis="voting smooths noise")])
+    store.add_candidate("run1/seed", "run1", SEED, parent_id=None, round=0, status="seed")
+    store.add_candidate("run1/r1/c0", "run1", child, parent_id="run1/seed", round=1, status="accepted", edits=[EDIT])
+    store.add_candidate("run1/r2/c0", "run1", grand, parent_id="run1/r1/c0", round=2, status="rejected_acceptance")
+    store.update_candidate("run1/r1/c0", val_score=0.8, delta=0.2)
+    store.add_decision("run1", "run1/r1/c0", 1, True, "gain 0.20 above the noise band")
+    store.add_critique("run1/r2/c0", "llm", "pass", "a reusable mechanism")
+    store.add_rollouts([RolloutRecord(run_id="run1", harness_hash=child.version, benchmark="sentiment-products",
+                                      split="val", task_id=f"t{i}", reward=float(i % 2)) for i in range(4)])
+    store.put_state("run1", "incumbent", "run1/r1/c0")
+    store.close()
+    return url
+
+
+# -- help ----------------------------------------------------------------------------------------
+
+
+def test_help_lists_the_commands() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("harness", "lineage", "show", "diff", "export"):
+        assert f" {command} " in result.output, command
+
+
+def test_no_arguments_shows_help() -> None:
+    result = invoke()
+    assert "Usage" in result.output and "harness" in result.output
+
+
+def test_harness_help_lists_subcommands() -> None:
+    result = invoke("harness", "--help")
+    assert result.exit_code == 0
+    for command in ("validate", "diff", "render"):
+        assert command in result.output
+
+
+# -- harness commands ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["minimal", "structured"])
+def test_validate_shipped_harness_by_name(name: str) -> None:
+    result = invoke("harness", "validate", name)
+    assert result.exit_code == 0, result.output
+    version = load_harness(data_dir("harnesses") / name).version
+    assert result.stdout.startswith(f"ok {name} version {version}")
+
+
+def test_validate_folder_path(tmp_path: Path) -> None:
+    folder = shutil.copytree(data_dir("harnesses") / "structured", tmp_path / "mine")
+    result = invoke("harness", "validate", str(folder))
+    assert result.exit_code == 0
+    assert "2 sections, 1 skills, 2 examples, 0 tools" in result.stdout
+
+
+def test_validate_malformed_yaml_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    folder = shutil.copytree(data_dir("harnesses") / "minimal", tmp_path / "broken")
+    (folder / "harness.yaml").write_text("name: x\ncontrol: {samples: 2\n", encoding="utf-8")
+    line = user_error("harness", "validate", str(folder))
+    assert str(folder / "harness.yaml") in line and "line " in line
+
+
+def test_validate_unknown_name_lists_shipped_harnesses() -> None:
+    line = user_error("harness", "validate", "no-such-harness")
+    assert "'no-such-harness'" in line and "minimal" in line and "structured" in line
+
+
+def test_harness_diff_shows_changed_components() -> None:
+    result = invoke("harness", "diff", "minimal", "structured")
+    assert result.exit_code == 0
+    for component in ("system/task", "system/role", "skill/answer-format", "examples", "control"):
+        assert component in result.stdout, component
+    assert "-Answer the user's request." in result.stdout
+
+
+def test_harness_diff_of_identical_harnesses_has_no_component() -> None:
+    result = invoke("harness", "diff", "minimal", "minimal")
+    assert result.exit_code == 0
+    assert "system/" not in result.stdout and "control" not in result.stdout
+
+
+def test_harness_render_prints_every_message() -> None:
+    result = invoke("harness", "render", "structured", "Is 7 odd?")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.count("user") >= 3 and "assistant" in out and "system" in out
+    assert "You are a careful assistant" in out and out.rstrip().endswith("Is 7 odd?")
+
+
+# -- lineage, show, diff, export on a filled store -----------------------------------------------
+
+
+def test_lineage_tree(db: str) -> None:
+    result = invoke("lineage", "run1", "--db", db)
+    assert result.exit_code == 0, result.output
+    for cid in ("run1/seed", "run1/r1/c0", "run1/r2/c0"):
+        assert cid in result.stdout
+    assert "fixed case" in result.stdout
+
+
+def test_lineage_latest_and_json(db: str) -> None:
+    result = invoke("lineage", "--format", "json", "--db", db)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    text = json.dumps(data)
+    assert "run1/r2/c0" in text and "rejected_acceptance" in text
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mermaid"])
+def test_lineage_graph_formats(db: str, fmt: str) -> None:
+    result = invoke("lineage", "run1", "--format", fmt, "--db", db)
+    assert result.exit_code == 0
+    assert "r2" in result.stdout
+
+
+def test_show_candidate(db: str) -> None:
+    result = invoke("show", "run1/r1/c0", "--db", db)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "accepted" in out and "a fixed case makes exact-match scoring stable" in out
+    assert "gain 0.20 above the noise band" in out and "Use lowercase letters only." in out
+
+
+def test_show_json_and_best(db: str) -> None:
+    result = invoke("show", "best", "--json", "--db", db)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["candidate"]["id"] == "run1/r1/c0"
+    assert data["edits"][0]["hypothesis"] == EDIT.hypothesis
+    assert Harness.model_validate(data["harness"]) == apply_edits(SEED, [EDIT])
+
+
+def test_diff_two_candidates(db: str) -> None:
+    result = invoke("diff", "run1/seed", "run1/r2/c0", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert "system/format" in result.stdout and "control" in result.stdout
+    assert "+Use lowercase letters only." in result.stdout
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    ("prompt", ["prompt.md"]),
+    ("json", ["harness.json"]),
+    ("skills", ["system.md"]),
+])
+def test_export_formats(db: str, tmp_path: Path, fmt: str, expected: list[str]) -> None:
+    out = tmp_path / f"export-{fmt}"
+    result = invoke("export", "run1/r1/c0", "--format", fmt, "--out", str(out), "--db", db)
+    assert result.exit_code == 0, result.output
+    for name in expected:
+        assert (out / name).is_file(), sorted(p.name for p in out.iterdir())
+    text = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
+    assert "Use lowercase letters only." in text
+
+
+def test_export_json_bundle_loads_back(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    assert invoke("export", "best", "--format", "json", "--out", str(out), "--db", db).exit_code == 0
+    assert load_harness(out / "harness.json") == apply_edits(SEED, [EDIT])
+
+
+# -- user errors ---------------------------------------------------------------------------------
+
+
+def test_unknown_run_is_a_user_error(db: str) -> None:
+    assert "unknown run 'nope'" in user_error("lineage", "nope", "--db", db)
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_unknown_candidate_is_a_user_error(db: str, command: str) -> None:
+    assert "unknown candidate 'nope'" in user_error(command, "nope", "--db", db)
+
+
+def test_unknown_candidate_in_diff(db: str) -> None:
+    assert "unknown candidate 'nope'" in user_error("diff", "run1/seed", "nope", "--db", db)
+
+
+def test_bad_format_options_list_choices(db: str, tmp_path: Path) -> None:
+    line = user_error("lineage", "run1", "--format", "svg", "--db", db)
+    assert "tree, json, dot, mermaid" in line
+    line = user_error("export", "best", "--format", "zip", "--out", str(tmp_path / "x"), "--db", db)
+    assert "skills" in line and "prompt" in line and "json" in line
+
+
+def test_empty_database_is_a_user_error(tmp_path: Path) -> None:
+    assert "no runs" in user_error("lineage", "--db", str(tmp_path / "empty.db"))
+    assert "no runs" in user_error("show", "best", "--db", str(tmp_path / "empty.db"))
+
+
+def test_bad_database_url_is_a_user_error(tmp_path: Path) -> None:
+    not_db = tmp_path / "notes.db"
+    not_db.write_text("plain text, not SQLite\n" * 40, encoding="utf-8")
+    assert "database" in user_error("lineage", "--db", str(not_db))
+    assert "database" in user_error("lineage", "--db", "nosuchdialect://x/y")
+
+
+def test_console_script_prints_one_line_without_traceback(tmp_path: Path) -> None:
+    """The real process (not the runner): exit code 2, one stderr line, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "evolve", "show", "nope", "--db", str(tmp_path / "x.db")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
