@@ -46,6 +46,7 @@ class MeteredBackend:
         self.name = inner.name
         self._tallies: dict[tuple[str, str], _Tally] = {}
         self._lock = threading.Lock()
+        self._names: dict[str, str] = {}
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
         completions = await self.inner.complete(requests)
@@ -56,8 +57,15 @@ class MeteredBackend:
         """Count completions (the role comes from the request, the model from the completion)."""
         with self._lock:
             for request, completion in zip(requests, completions, strict=True):
-                key = (request.role, redact(completion.model or self.name))
+                key = (request.role, self._model_name(completion.model or self.name))
                 self._tallies.setdefault(key, _Tally()).add(completion)
+
+    def _model_name(self, model: str) -> str:
+        """The redacted model name (redaction scans the environment: done once per distinct name)."""
+        name = self._names.get(model)
+        if name is None:
+            name = self._names[model] = redact(model)
+        return name
 
     def _records(self) -> list[CallRecord]:
         return [

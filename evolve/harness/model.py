@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 COMPONENTS = ("system", "skill", "example", "control", "tool")
 ComponentType = Literal["system", "skill", "example", "control", "tool"]
@@ -210,6 +210,8 @@ class Harness(_Strict):
     """Decoding and control settings."""
     tools: tuple[Tool, ...] = ()
     """Tools, in order."""
+    _system_prompt: tuple[int, str] | None = PrivateAttr(default=None)
+    """(id of the harness it was rendered for, rendered system prompt); filled on first use."""
 
     @field_validator("skills")
     @classmethod

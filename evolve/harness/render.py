@@ -9,7 +9,17 @@ Message = dict[str, str]
 
 
 def system_prompt(harness: Harness) -> str:
-    """The system prompt text (sections, skills, tools, and examples when `examples_as=system`)."""
+    """The system prompt text (sections, skills, tools, and examples when `examples_as=system`).
+
+    Rendered once per harness object (harnesses are immutable) and reused for every task.
+    """
+    cached = harness._system_prompt
+    if cached is None or cached[0] != id(harness):  # copies (model_copy) carry the original's id
+        cached = harness._system_prompt = (id(harness), _render_system(harness))
+    return cached[1]
+
+
+def _render_system(harness: Harness) -> str:
     examples = harness.examples if harness.control.examples_as == "system" else ()
     text = render(
         "system.md.j2",
