@@ -173,7 +173,8 @@ class LeakageCritic:
 
 CRITIC_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": ["pass", "reject"]}, "reason": {"type": "string"}},
+    "properties": {"verdict": {"type": "string", "enum": ["pass", "reject"]},
+                   "reason": {"type": "string", "maxLength": 200}},
     "required": ["verdict", "reason"],
 }
 _PASS = {"pass", "passed", "accept", "accepted", "ok", "reusable", "yes"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,27 +24,41 @@ from evolve.harness.model import CONTROL_FIELDS
 from evolve.loop.novelty import Directive
 from evolve.loop.prompts import extract_json, render_prompt
 
-EDITS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "edits": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "op": {"type": "string", "enum": ["add", "replace", "remove", "set"]},
-                    "component": {"type": "string", "enum": list(COMPONENTS)},
-                    "target": {"type": "string"},
-                    "value": {},
-                    "hypothesis": {"type": "string"},
+_TEXT = {"type": "string"}
+
+
+@cache
+def edits_schema(budget: int = 3) -> dict[str, Any]:
+    """JSON schema of a proposer reply with at most `budget` edits (one schema per budget, so a
+    backend builds each grammar once). Short fields have a length bound so a weak model cannot ramble
+    there; long text is bounded by max_tokens (a long maxLength makes llama.cpp grammars crash)."""
+    return {
+        "type": "object",
+        "properties": {
+            "edits": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": max(1, budget),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": {"type": "string", "enum": ["add", "replace", "remove", "set"]},
+                        "component": {"type": "string", "enum": list(COMPONENTS)},
+                        "target": {"type": "string", "maxLength": 64},
+                        "value": {"anyOf": [_TEXT, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
+                                            {"type": "object", "additionalProperties": _TEXT}]},
+                        "hypothesis": {"type": "string", "maxLength": 200},
+                    },
+                    "required": ["op", "component", "target", "value", "hypothesis"],
                 },
-                "required": ["op", "component", "target", "value", "hypothesis"],
             },
         },
-    },
-    "required": ["edits"],
-}
-"""JSON schema of a proposer reply (constant, so a backend builds its grammar once)."""
+        "required": ["edits"],
+    }
+
+
+EDITS_SCHEMA = edits_schema(3)
+"""The reply schema for the default budget."""
 
 _EDIT_FIELDS = ("op", "component", "target", "value", "hypothesis")
 _ALIASES = {"skills": "skill", "examples": "example", "tools": "tool", "prompt": "system", "section": "system",
@@ -213,9 +228,9 @@ class LLMProposer:
         self.temperature = temperature
         self.max_tokens = max_tokens
 
-    def _request(self, x: _Exchange) -> Request:
+    def _request(self, x: _Exchange, budget: int) -> Request:
         return Request(messages=tuple(x.messages + x.turns), role="proposer", temperature=self.temperature,
-                       max_tokens=self.max_tokens, seed=x.seed, json_schema=EDITS_SCHEMA)
+                       max_tokens=self.max_tokens, seed=x.seed, json_schema=edits_schema(budget))
 
     def _repair_turns(self, x: _Exchange) -> list[dict[str, str]]:
         text = render_prompt("repair.md.j2", self.template_dir, error=x.error, expected='{"edits": [...]}')
@@ -235,7 +250,7 @@ class LLMProposer:
                 for x in pending:
                     x.turns += self._repair_turns(x)
                     x.repairs += 1
-            completions = await self.backend.complete([self._request(x) for x in pending])
+            completions = await self.backend.complete([self._request(x, ctx.budget) for x in pending])
             for x, completion in zip(pending, completions, strict=True):
                 x.reply = completion.text
                 if not completion.ok:

@@ -10,7 +10,7 @@ from evolve.backends.base import Completion
 from evolve.backends.mock import MockBackend
 from evolve.harness import Edit
 from evolve.loop.novelty import Directive
-from evolve.loop.proposer import EDITS_SCHEMA, LLMProposer, Proposer, ProposerContext, validate_reply
+from evolve.loop.proposer import LLMProposer, Proposer, ProposerContext, edits_schema, validate_reply
 from evolve.loop.pruner import PruneEntry
 
 
@@ -38,7 +38,7 @@ def test_invalid_json_is_repaired():
     assert "no valid JSON" in backend.history[1].messages[-1]["content"]
     assert backend.history[1].messages[-2] == {"role": "assistant", "content": "I would add a section."}
     first = backend.history[0]
-    assert first.role == "proposer" and first.json_schema == EDITS_SCHEMA and first.temperature == 0.7
+    assert first.role == "proposer" and first.json_schema == edits_schema(2) and first.temperature == 0.7
     assert draft.messages == list(first.messages) and draft.reply.startswith("Here you go")
 
 
