@@ -13,8 +13,9 @@ sentence templates, and the slot vocabularies the templates draw from:
           templates: ["I moved to {city} after visiting {city_2}."]
 
 `{slot}` is filled from `slots[slot]`; `{slot_2}`, `{slot_3}` draw a different value of the same
-vocabulary. Targets may use the same placeholders. The filled text starts with a capital. Classes are used in turn (balanced labels) and
-the order is shuffled; duplicate inputs are redrawn. Same spec + seed = same tasks.
+vocabulary. Targets may use the same placeholders; the filled text starts with a capital. Classes
+are used in turn (balanced labels) and the order is shuffled; duplicate inputs are redrawn. Same
+spec + seed = same tasks.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ from evolve.bench.generate import GeneratorSpec, generate
 from evolve.errors import BenchmarkError, ConfigError
 
 
+def all_ids(bench) -> list[str]:
+    return [task_id for ids in bench.split_ids().values() for task_id in ids]
+
+
 def write_bbh(path, n=40):
     examples = [{"input": f"Is {i} even?\nOptions:\n- Yes\n- No", "target": "Yes" if i % 2 == 0 else "No"}
                 for i in range(n)]
@@ -114,8 +118,8 @@ def test_splits_are_deterministic_and_depend_on_the_seed(tmp_path):
     assert a.split_ids() == b.split_ids()
     c = load_benchmark(path, seed=7)
     assert c.split_ids() != a.split_ids()
-    assert sorted(sum(c.split_ids().values(), [])) == sorted(sum(a.split_ids().values(), []))
-    ids = sum(a.split_ids().values(), [])
+    assert sorted(all_ids(c)) == sorted(all_ids(a))
+    ids = all_ids(a)
     assert len(ids) == len(set(ids))
 
 
@@ -157,7 +161,7 @@ def test_shipped_benchmarks(name):
     bench = load_benchmark(name)
     assert [len(bench.split(s)) for s in ("demo", "evolve", "validation", "test")] == [40, 60, 60, 100]
     assert bench.ood and all(o in list_benchmarks() for o in bench.ood)
-    ids = sum(bench.split_ids().values(), [])
+    ids = all_ids(bench)
     assert len(set(ids)) == len(ids) == 260
     if bench.labels:
         counts = Counter(t.target for t in bench.split("test"))
