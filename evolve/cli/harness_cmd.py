@@ -1,17 +1,20 @@
-"""`evolve harness validate|diff|show`: work on harness folders without a database."""
+"""`evolve harness validate|diff|render|format`: work on harness folders without a database."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evolve.cli.common import console
-from evolve.harness import diff_harnesses, load_harness, render_messages
+from evolve.errors import HarnessError
+from evolve.harness import diff_harnesses, load_harness, render_messages, save_harness
+from evolve.harness.io import noncanonical_files
 from evolve.paths import resolve_named
 from evolve.report.text import print_diff
 
-app = typer.Typer(help="Validate, compare and render harness folders.", no_args_is_help=True)
+app = typer.Typer(help="Validate, compare, render and format harness folders.", no_args_is_help=True)
 
 HarnessArg = Annotated[str, typer.Argument(help="Harness folder, JSON bundle, or the name of a shipped harness.")]
 
@@ -42,3 +45,27 @@ def render(path: HarnessArg, task_input: Annotated[str, typer.Argument(help="Tas
     for message in render_messages(load(path), task_input):
         console.rule(message["role"])
         console.print(message["content"], markup=False, highlight=False)
+
+
+@app.command("format")
+def format_cmd(
+    folders: Annotated[list[Path], typer.Argument(help="Harness folders to rewrite in canonical form.")],
+    check: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if one is not canonical.")] = False,
+) -> None:
+    """Rewrite harness folders in the canonical form that saving produces (byte-stable, hash-stable)."""
+    dirty = False
+    for folder in folders:
+        if not folder.is_dir():
+            raise HarnessError(f"{folder}: not a harness folder (format rewrites folders, not names or bundles)")
+        files = noncanonical_files(folder)
+        if not files:
+            typer.echo(f"{folder}: canonical")
+            continue
+        dirty = True
+        if check:
+            typer.echo(f"{folder}: not canonical: {', '.join(files)}")
+        else:
+            save_harness(load_harness(folder), folder)
+            typer.echo(f"{folder}: rewrote {', '.join(files)}")
+    if check and dirty:
+        raise typer.Exit(1)

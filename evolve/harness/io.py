@@ -25,14 +25,17 @@ from pydantic import ValidationError
 from evolve.errors import HarnessError, describe_validation
 from evolve.harness.model import MARKER_RE, Control, Example, Harness, Section, Skill, Tool
 
-__all__ = ["MARKER_RE", "load_harness", "parse_skill_md", "parse_system", "render_files", "save_harness"]
+__all__ = [
+    "MARKER_RE", "load_harness", "noncanonical_files", "parse_skill_md", "parse_system", "render_files", "save_harness",
+]
 
 HARNESS_FILES = ("harness.yaml", "system.md", "examples.jsonl", "skills")
 
 
 def _read_text(path: Path) -> str:
+    """UTF-8 text with universal newlines; a leading byte-order mark (some editors write one) is dropped."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
@@ -150,7 +153,7 @@ def _load_skills(folder: Path) -> list[dict[str, str]]:
     if not folder.is_dir():
         return []
     skills = []
-    for sub in sorted(folder.iterdir()):
+    for sub in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
         skill_md = sub / "SKILL.md"
         if not sub.is_dir() or not skill_md.is_file():
             raise HarnessError(f"{sub}: each entry of skills/ must be a folder with SKILL.md")
@@ -218,8 +221,14 @@ def render_files(harness: Harness) -> dict[str, str]:
 
 
 def save_harness(harness: Harness, path: str | Path) -> Path:
-    """Write `harness` as a canonical folder at `path`, replacing harness files there atomically."""
+    """Write `harness` as a canonical folder at `path`, replacing the harness files there.
+
+    Files are written to a staging folder first and then moved in, so a failure while writing never
+    leaves a half-written file; other files in the folder (a README, notes) are kept.
+    """
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise HarnessError(f"{path}: exists and is not a folder; choose a folder for the harness")
     files = render_files(harness)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".harness-", dir=path.parent))
@@ -240,6 +249,21 @@ def save_harness(harness: Harness, path: str | Path) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return path
+
+
+def noncanonical_files(path: str | Path) -> list[str]:
+    """Harness files of folder `path` whose bytes differ from the canonical form `save_harness` writes
+    (changed, missing or extra), as sorted relative paths; empty when the folder is canonical."""
+    path = Path(path)
+    expected = {rel: text.encode("utf-8") for rel, text in render_files(load_harness(path)).items()}
+    found: dict[str, bytes] = {}
+    for name in HARNESS_FILES:
+        entry = path / name
+        if entry.is_file():
+            found[name] = entry.read_bytes()
+        elif entry.is_dir():
+            found.update({f.relative_to(path).as_posix(): f.read_bytes() for f in entry.rglob("*") if f.is_file()})
+    return sorted(rel for rel in expected.keys() | found.keys() if expected.get(rel) != found.get(rel))
 
 
 def harness_from_parts(

@@ -78,7 +78,7 @@ def test_no_arguments_shows_help() -> None:
 def test_harness_help_lists_subcommands() -> None:
     result = invoke("harness", "--help")
     assert result.exit_code == 0
-    for command in ("validate", "diff", "render"):
+    for command in ("validate", "diff", "render", "format"):
         assert command in result.output
 
 
@@ -132,6 +132,24 @@ def test_harness_render_prints_every_message() -> None:
     out = result.stdout
     assert out.count("user") >= 3 and "assistant" in out and "system" in out
     assert "You are a careful assistant" in out and out.rstrip().endswith("Is 7 odd?")
+
+
+def test_harness_format_check_and_rewrite(tmp_path: Path) -> None:
+    folder = shutil.copytree(data_dir("harnesses") / "structured", tmp_path / "mine")
+    canonical = (folder / "system.md").read_bytes()
+    (folder / "system.md").write_bytes(canonical.replace(b"\n\n", b"\n\n\n"))
+    result = invoke("harness", "format", "--check", str(folder))
+    assert result.exit_code == 1 and "not canonical: system.md" in result.stdout
+    assert (folder / "system.md").read_bytes() != canonical
+    result = invoke("harness", "format", str(folder))
+    assert result.exit_code == 0 and "rewrote system.md" in result.stdout
+    assert (folder / "system.md").read_bytes() == canonical
+    result = invoke("harness", "format", "--check", str(folder))
+    assert result.exit_code == 0 and "canonical" in result.stdout
+
+
+def test_harness_format_needs_a_folder(tmp_path: Path) -> None:
+    assert "not a harness folder" in user_error("harness", "format", str(tmp_path / "absent"))
 
 
 # -- lineage, show, diff, export on a filled store -----------------------------------------------

@@ -21,6 +21,7 @@ from evolve.harness import (
     save_harness,
     system_prompt,
 )
+from evolve.harness.io import noncanonical_files
 from evolve.paths import data_dir
 from evolve.templating import render
 
@@ -97,6 +98,16 @@ def test_non_utf8_file_is_a_harness_error(folder: Path) -> None:
     assert "system.md" in message and "UTF-8" in message
 
 
+def test_byte_order_marks_are_ignored(folder: Path) -> None:
+    clean = load_harness(folder)
+    for rel in ("harness.yaml", "system.md", "examples.jsonl", "skills/answer-format/SKILL.md"):
+        path = folder / rel
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert load_harness(folder) == clean
+    assert noncanonical_files(folder) == sorted(
+        ["examples.jsonl", "harness.yaml", "skills/answer-format/SKILL.md", "system.md"])
+
+
 # -- system.md ---------------------------------------------------------------------------------
 
 
@@ -170,6 +181,12 @@ def test_bad_skill_folder_name_is_rejected(folder: Path) -> None:
     assert str(path) in message and "invalid skill name" in message
 
 
+def test_hidden_entries_in_skills_are_ignored(folder: Path) -> None:
+    clean = load_harness(folder)
+    (folder / "skills" / ".DS_Store").write_bytes(b"\x00\x01")
+    assert load_harness(folder) == clean
+
+
 def test_skills_entry_must_be_a_folder_with_skill_md(folder: Path) -> None:
     (folder / "skills" / "notes.txt").write_text("x", encoding="utf-8")
     assert "must be a folder with SKILL.md" in load_error(folder)
@@ -215,6 +232,21 @@ def test_save_replaces_stale_files_and_keeps_others(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["README.md", "harness.yaml"]
     assert load_harness(target) == Harness(name="bare")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".harness-")]
+
+
+def test_save_onto_a_file_is_a_harness_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    with pytest.raises(HarnessError, match="not a folder"):
+        save_harness(Harness(), tmp_path / "taken")
+
+
+def test_noncanonical_files_lists_changed_missing_and_extra(folder: Path) -> None:
+    assert noncanonical_files(folder) == []
+    (folder / "system.md").write_text((folder / "system.md").read_text(encoding="utf-8") + "\n\n", encoding="utf-8")
+    (folder / "skills" / "answer-format" / "notes.md").write_text("extra", encoding="utf-8")
+    assert noncanonical_files(folder) == ["skills/answer-format/notes.md", "system.md"]
+    save_harness(load_harness(folder), folder)
+    assert noncanonical_files(folder) == []
 
 
 def test_json_bundle_loads_bare_or_wrapped(tmp_path: Path) -> None:
