@@ -16,12 +16,14 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evolve.backends.base import Backend
 from evolve.errors import HarnessError
 from evolve.harness import Harness, render_messages
 from evolve.harness import load_harness as load_document
+
+if TYPE_CHECKING:
+    from evolve.backends.base import Backend
 
 
 @dataclass(frozen=True)

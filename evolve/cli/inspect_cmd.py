@@ -18,7 +18,7 @@ from evolve.harness import diff_harnesses, render_files
 from evolve.report.export import EXPORT_FORMATS, export_candidate
 from evolve.report.status import any_live, run_overview, run_panel, runs_table
 from evolve.report.text import print_diff
-from evolve.report.tree import as_dot, as_mermaid, edit_line, json_bytes, load_lineage, rich_tree, score_text
+from evolve.report.tree import as_dot, as_mermaid, edit_line, lineage_json, load_lineage, rich_tree, score_text
 from evolve.store import LineageStore
 
 TREE_FORMATS = ("tree", "json", "dot", "mermaid")
@@ -38,11 +38,13 @@ def lineage(
     if fmt not in TREE_FORMATS:
         raise ConfigError(f"unknown --format {fmt!r}; valid: {', '.join(TREE_FORMATS)}")
     store = open_store(db)
-    data = load_lineage(store, _run_id(store, run))
+    run_id = _run_id(store, run)
+    if fmt == "json":
+        typer.echo(lineage_json(store, run_id), nl=False)
+        return
+    data = load_lineage(store, run_id)
     if fmt == "tree":
         console.print(rich_tree(data))
-    elif fmt == "json":
-        typer.echo(json_bytes(data), nl=False)
     elif fmt == "dot":
         typer.echo(as_dot(data), nl=False)
     else:

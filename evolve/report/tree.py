@@ -89,12 +89,12 @@ def edit_line(e: dict[str, Any]) -> str:
 
 def load_lineage(store: LineageStore, run_id: str) -> Lineage:
     """Read a run's lineage (candidates with their edits, and the incumbent) from the store."""
-    nodes = store.lineage_nodes(run_id)
-    best = store.get_state(run_id, "incumbent")
-    if best is None:
-        accepted = [n["id"] for n in nodes if n["status"] in ("accepted", "seed")]
-        best = accepted[-1] if accepted else None
-    return Lineage(run_id, nodes, best)
+    return Lineage(run_id, store.lineage_nodes(run_id), best_id(store, run_id))
+
+
+def best_id(store: LineageStore, run_id: str) -> str | None:
+    """The run's incumbent (run state), else its latest accepted candidate."""
+    return store.get_state(run_id, "incumbent") or store.last_accepted(run_id)
 
 
 def score_text(n: dict[str, Any]) -> str:
@@ -179,9 +179,22 @@ def json_bytes(lineage: Lineage) -> bytes:
     data = as_json(lineage)
     if len(lineage.nodes) <= COMPACT_AFTER:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    return _compact(data, [orjson.dumps(c) for c in lineage.nodes])
+
+
+def _compact(data: dict[str, Any], rows: list[bytes]) -> bytes:
     head = orjson.dumps({k: v for k, v in data.items() if k != "candidates"})[:-1]
-    rows = b",\n".join(orjson.dumps(c) for c in data["candidates"])
-    return head + b', "candidates": [\n' + rows + b"\n]}\n"
+    return head + b', "candidates": [\n' + b",\n".join(rows) + b"\n]}\n"
+
+
+def lineage_json(store: LineageStore, run_id: str) -> bytes:
+    """The JSON lineage of a stored run; large runs on SQLite are serialized by the database itself."""
+    rows = store.lineage_json_rows(run_id)
+    if rows is None or len(rows) <= COMPACT_AFTER:
+        return json_bytes(load_lineage(store, run_id))
+    best = best_id(store, run_id)
+    head = orjson.dumps({"run_id": run_id, "best": best, "best_path": store.parent_chain(best) if best else []})
+    return head[:-1] + b', "candidates": [\n' + ",\n".join(rows).encode() + b"\n]}\n"
 
 
 def _dot_text(text: str) -> str:

@@ -82,3 +82,30 @@ def test_unknown_format_and_run_are_one_line_errors(cli):
     assert "tree, json, dot, mermaid" in bad.output
     missing = cli("lineage", "nope")
     assert missing.exit_code == 2 and "unknown run 'nope'" in missing.output
+
+
+def test_database_built_json_matches_the_python_one(fx, monkeypatch):
+    from evolve.report import tree
+
+    monkeypatch.setattr(tree, "COMPACT_AFTER", 1)  # take the large-run path on the fixture
+    fast = json.loads(tree.lineage_json(fx.store, RUN))
+    slow = json.loads(tree.json_bytes(load_lineage(fx.store, RUN)))
+    assert fast["best"] == slow["best"] == "c3b" and fast["best_path"] == slow["best_path"]
+    assert len(fast["candidates"]) == len(slow["candidates"]) == len(NODES)
+    for a, b in zip(fast["candidates"], slow["candidates"], strict=True):
+        assert a.keys() == b.keys() and a["edits"] == b["edits"] and a["id"] == b["id"]
+        for key in ("val_score", "delta", "policy_tokens"):
+            assert (a[key] is None and b[key] is None) or abs(a[key] - b[key]) < 1e-12
+
+
+def test_large_tree_shows_the_best_path_with_counts(fx, monkeypatch):
+    from rich.console import Console
+
+    from evolve.report import tree
+
+    console = Console(width=200, record=True)
+    console.print(tree.rich_tree(load_lineage(fx.store, RUN), max_nodes=3))
+    text = console.export_text()
+    assert "the path to the best, 4 steps" in text
+    assert "1 rejected by acceptance, 1 rejected by critic" in text  # c0's other children
+    assert "c1b" not in text and "c3b" in text
