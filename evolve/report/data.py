@@ -127,7 +127,7 @@ def _edit_rows(store: LineageStore, lineage: Lineage, run_id: str) -> tuple[list
             stats = (decided.get(n["id"]) or {}).get("stats") or {}
             accepted += [{"candidate": n["id"], "round": n["round"], "edit": edit_line({**e, "hypothesis": ""}),
                           "hypothesis": e["hypothesis"], "delta": n["delta"], "val": n["val_score"],
-                          "delta_c": stats.get("delta_c"), "reason": n["reason"]} for e in edits]
+                          "delta_c": stats.get("dC"), "reason": n["reason"]} for e in edits]
         elif n["status"].startswith("rejected") or n["status"] == "pruned":
             rejected.append({"candidate": n["id"], "round": n["round"], "status": STATUS_LABEL.get(n["status"]),
                              "reason": n["reason"], "edits": [edit_line(e) for e in edits]})

@@ -98,14 +98,17 @@ def best_id(store: LineageStore, run_id: str) -> str | None:
 
 
 def score_text(n: dict[str, Any]) -> str:
-    """`val 0.620 [0.54, 0.70]  Δ +0.120  131 tok/task` (parts that are known)."""
+    """`val 0.620 [0.54, 0.70]  Δ +0.120 [+0.04, +0.20]  131 tok/task` (the parts that are known)."""
     parts = []
     if n.get("val_score") is not None:
         lo, hi = n.get("val_ci") or (n.get("val_ci_low"), n.get("val_ci_high"))
         ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
         parts.append(f"val {n['val_score']:.3f}{ci}")
     if n.get("delta") is not None:
-        parts.append(f"Δ {n['delta']:+.3f}")
+        dci = n.get("delta_ci")
+        ci = f" [{dci[0]:+.2f}, {dci[1]:+.2f}]" if isinstance(dci, list | tuple) and len(dci) == 2 \
+            and None not in dci else ""
+        parts.append(f"Δ {n['delta']:+.3f}{ci}")
     if n.get("policy_tokens") is not None:
         parts.append(f"{n['policy_tokens']:.0f} tok/task")
     return "  ".join(parts)

@@ -365,12 +365,24 @@ class LineageStore:
                 conn.execute(insert(s.EditRow), edit_rows)
         return len(candidates)
 
+    def bulk_add_decisions(self, run_id: str, decisions: Sequence[dict[str, Any]]) -> int:
+        """Insert many decisions ({candidate_id, round, accepted, reason, stats, kind?}) in one transaction."""
+        if not decisions:
+            return 0
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(insert(s.Decision), [
+                {"run_id": run_id, "candidate_id": d["candidate_id"], "round": d["round"],
+                 "kind": d.get("kind", "acceptance"), "accepted": d["accepted"], "reason": d["reason"],
+                 "stats": d.get("stats") or {}, "created_at": now} for d in decisions])
+        return len(decisions)
+
     def lineage_nodes(self, run_id: str) -> list[dict[str, Any]]:
         """Every candidate of a run as a plain JSON-ready dict with its edit summaries, in round/slot order.
 
         Keys: id, parent_id, round, slot, status, origin, reason, version (harness hash), val_score,
-        val_ci [low, high], delta, policy_tokens, edits [{op, component, target, hypothesis}]. One query,
-        no harness snapshots: the fast path of lineage views on large runs.
+        val_ci [low, high], delta, delta_ci (the acceptance decision's `ci_dS`), policy_tokens, edits
+        [{op, component, target, hypothesis}]. No harness snapshots: the fast path of lineage views.
         """
         c, e = s.Candidate.__table__, s.EditRow.__table__
         stmt = (select(c.c.id, c.c.parent_id, c.c.round, c.c.slot, c.c.status, c.c.origin, c.c.reason,
@@ -391,6 +403,11 @@ class LineageStore:
                 if op is not None:
                     node["edits"].append({"op": op, "component": component, "target": target,
                                           "hypothesis": hypothesis})
+            d = s.Decision.__table__
+            ci = dict(conn.execute(select(d.c.candidate_id, d.c.stats)
+                                   .where(d.c.run_id == run_id, d.c.kind == "acceptance").order_by(d.c.id)).all())
+        for n in nodes:
+            n["delta_ci"] = (ci.get(n["id"]) or {}).get("ci_dS")
         return nodes
 
     def lineage_json_rows(self, run_id: str) -> list[str] | None:
@@ -502,6 +519,8 @@ SELECT json_object(
   'id', c.id, 'parent_id', c.parent_id, 'round', c.round, 'slot', c.slot, 'status', c.status,
   'origin', c.origin, 'reason', c.reason, 'version', c.harness_hash, 'val_score', c.val_score,
   'val_ci', json_array(c.val_ci_low, c.val_ci_high), 'delta', c.delta, 'policy_tokens', c.policy_tokens,
+  'delta_ci', (SELECT json(json_extract(d.stats, '$.ci_dS')) FROM decisions AS d
+               WHERE d.candidate_id = c.id AND d.kind = 'acceptance' ORDER BY d.id DESC LIMIT 1),
   'edits', (SELECT json_group_array(json_object('op', e.op, 'component', e.component, 'target', e.target,
                                                 'hypothesis', e.hypothesis))
             FROM (SELECT * FROM edits WHERE edits.candidate_id = c.id ORDER BY edits.position) AS e))

@@ -1,7 +1,8 @@
 """`evolve lineage RUN --format json` on a store with 100,000 candidates, end to end.
 
 Fills a fresh SQLite store (in a temporary folder) with one run of 100,000 candidates: 1,000
-rounds of 100 children of the incumbent, every verdict kind, one edit with a hypothesis each.
+rounds of 100 children of the incumbent, every verdict kind, one edit with a hypothesis and one
+acceptance decision (with its statistics) each.
 Then times the command in a new process (interpreter start, imports, query, rendering, writing
 the JSON), best of 3, and also the rich tree and the HTML report of the same run.
 
@@ -37,6 +38,7 @@ def fill(store: LineageStore, n: int, rng: random.Random, per_round: int = 100) 
     versions = [store.put_harness(Harness(system=(Section(name="role", text=f"variant {i}"),))) for i in range(50)]
     batch = [CandidateRecord("c0", RUN, None, 0, 0, versions[0], "seed", "seed", "", 0.5, 0.45, 0.55, None, 120.0)]
     edits: dict[str, list[Edit]] = {}
+    decisions: list[dict] = []
     incumbent = "c0"
     for i in range(1, n):
         rnd, slot = 1 + (i - 1) // per_round, (i - 1) % per_round
@@ -47,12 +49,18 @@ def fill(store: LineageStore, n: int, rng: random.Random, per_round: int = 100) 
                                      score, score - 0.05, score + 0.05, rng.uniform(-0.1, 0.1), rng.uniform(80, 400)))
         edits[cid] = [Edit(op="replace", component="system", target="role", value=f"v{i}",
                            hypothesis=f"hypothesis number {i} about answer formatting")]
+        if status != "rejected_critic":
+            d_s = rng.uniform(-0.1, 0.1)
+            decisions.append({"candidate_id": cid, "round": rnd, "accepted": winner, "reason": f"rule {i}",
+                              "stats": {"dS": d_s, "dC": 0.1, "delta": 0.05, "ci_dS": [d_s - 0.05, d_s + 0.05]}})
         if slot == per_round - 1 and winner:
             incumbent = cid
         if len(batch) >= 10_000:
             store.bulk_add_candidates(batch, edits)
-            batch, edits = [], {}
+            store.bulk_add_decisions(RUN, decisions)
+            batch, edits, decisions = [], {}, []
     store.bulk_add_candidates(batch, edits)
+    store.bulk_add_decisions(RUN, decisions)
     store.put_state(RUN, "incumbent", incumbent)
 
 

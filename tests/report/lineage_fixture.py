@@ -80,9 +80,12 @@ NODES = [
 ]
 
 
-def _stats(n: Node) -> dict[str, float]:
-    return {"delta_s": n.delta or 0.0, "delta_c": 0.05, "delta": 0.05, "ci_low": (n.delta or 0) - 0.04,
-            "ci_high": (n.delta or 0) + 0.04}
+def _stats(n: Node) -> dict[str, object]:
+    """Acceptance statistics in the shape `evolve.selection.acceptance` stores them."""
+    d = n.delta or 0.0
+    return {"rule": "gain", "S": n.val, "dS": d, "dC": 0.05, "delta": 0.05, "se": 0.02,
+            "ci_dS": [round(d - 0.04, 3), round(d + 0.04, 3)], "ci_S": [n.val - 0.08, n.val + 0.08],
+            "tokens_per_task": n.tokens}
 
 
 def _score(value: float, n: int = 40, tokens: float = 120.0) -> dict[str, float]:

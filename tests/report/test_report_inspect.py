@@ -16,7 +16,7 @@ def test_show_candidate_with_edits_critiques_decision_and_rollouts(cli):
     out = cli("show", "c2c").output
     assert "rejected_acceptance" in out and "cost rule violated" in out
     assert "Longer answers allow reasoning" in out
-    assert "delta_s=+0.010" in out  # decision statistics
+    assert "dS=+0.010" in out and "ci_dS=[-0.03, 0.05]" in out  # decision statistics
     best = cli("show", "best", "--run", RUN).output
     assert "candidate c3b" in best and "fixture-bench/test" in best and "skills/yes-no-questions/SKILL.md" in best
 

@@ -19,7 +19,7 @@ def test_tree_shows_every_candidate_with_verdict_scores_and_hypotheses(cli):
         assert node.id in out
     for label in ("rejected by critic", "rejected by acceptance", "pruned", "accepted", "★ best"):
         assert label in out
-    assert "val 0.620 [0.54, 0.70]" in out and "Δ +0.120" in out and "131 tok/task" in out
+    assert "val 0.620 [0.54, 0.70]" in out and "Δ +0.120 [+0.08, +0.16]" in out and "131 tok/task" in out
     assert "Self-consistency voting reduces random errors" in out
     assert SCRIPT in out  # hypotheses are printed as text, never interpreted as markup
     assert out.index("c1a") < out.index("c2a") < out.index("c3b")
@@ -41,6 +41,7 @@ def test_json_lists_all_nodes_with_parents_best_path_and_edits(cli):
     assert {k: v["parent_id"] for k, v in got.items()} == {n.id: n.parent for n in NODES}
     assert got["c1a"]["val_ci"] == [0.54, 0.7] or abs(got["c1a"]["val_ci"][0] - 0.54) < 1e-9
     assert got["c2c"]["reason"].startswith("cost rule violated")
+    assert got["c1a"]["delta_ci"] == [0.08, 0.16] and got["c1b"]["delta_ci"] is None
     assert got["c1b"]["edits"][0]["hypothesis"].endswith(SCRIPT)
     assert [e["component"] for e in got["c3b"]["edits"]] == ["system", "skill"]
     assert got["c1a"]["version"] != got["c0"]["version"]
