@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evolve.cli import app
-from evolve.harness import Edit, Harness, Section, apply_edits, load_harness
+from evolve.harness import Edit, Harness, Section, apply_edits, load_harness, save_harness
 from evolve.paths import data_dir
 from evolve.store import LineageStore, RolloutRecord
 
@@ -265,3 +265,31 @@ def test_console_script_prints_one_line_without_traceback(tmp_path: Path) -> Non
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_markup_like_text_is_printed_literally(tmp_path: Path) -> None:
+    """Ids, hypotheses and harness text that look like rich markup neither crash nor vanish."""
+    url = f"sqlite:///{tmp_path / 'markup.db'}"
+    store = LineageStore(url)
+    seed = Harness(system=(Section(name="a", text="Say [bold]x[/bold] or [/]."),))
+    edit = Edit(op="add", component="system", target="b", value="[red]", hypothesis="[/oops] closes nothing")
+    store.create_run("r[/]", {})
+    store.add_candidate("s[/]", "r[/]", seed, parent_id=None, round=0, status="seed")
+    store.add_candidate("c[/]", "r[/]", apply_edits(seed, [edit]), parent_id="s[/]", round=1, status="accepted",
+                        edits=[edit])
+    lineage = invoke("lineage", "r[/]", "--db", url)
+    assert lineage.exit_code == 0 and "c[/]" in lineage.stdout and "[/oops] closes nothing" in lineage.stdout
+    show = invoke("show", "c[/]", "--db", url)
+    assert show.exit_code == 0 and "Say [bold]x[/bold] or [/]." in show.stdout
+    diff = invoke("diff", "s[/]", "c[/]", "--db", url)
+    assert diff.exit_code == 0 and "+[red]" in diff.stdout
+    folder = save_harness(seed, tmp_path / "h")
+    render = invoke("harness", "render", str(folder), "[/q]")
+    assert render.exit_code == 0 and "Say [bold]x[/bold] or [/]." in render.stdout and "[/q]" in render.stdout
+
+
+def test_validate_json_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "h.json"
+    bundle.write_text(json.dumps({"harness": SEED.model_dump(mode="json")}), encoding="utf-8")
+    result = invoke("harness", "validate", str(bundle))
+    assert result.exit_code == 0 and f"version {SEED.version}" in result.stdout
