@@ -40,6 +40,32 @@ def _read_text(path: Path) -> str:
         raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+def _yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Line (1-based) of the YAML node at `loc` (keys and list indices), or of its deepest existing parent."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == str(key)), None)
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _where(path: Path, text: str, loc: tuple[Any, ...]) -> str:
+    line = _yaml_line(text, loc)
+    return f"{path}: line {line}" if line else str(path)
+
+
 def _read_yaml(path: Path) -> Any:
     try:
         return yaml.safe_load(_read_text(path))
@@ -125,11 +151,10 @@ def load_harness(path: str | Path) -> Harness:
     meta = _read_yaml(meta_path) or {}
     if not isinstance(meta, dict):
         raise HarnessError(f"{meta_path}: line 1: expected a mapping at the top level")
-    unknown = sorted(set(meta) - {"name", "description", "control", "tools"})
+    unknown = [str(k) for k in meta if k not in ("name", "description", "control", "tools")]
     if unknown:
-        raise HarnessError(
-            f"{meta_path}: unknown key(s) {', '.join(unknown)}; valid: name, description, control, tools"
-        )
+        where = _where(meta_path, _read_text(meta_path), (unknown[0],))
+        raise HarnessError(f"{where}: unknown key(s) {', '.join(unknown)}; valid: name, description, control, tools")
     data: dict[str, Any] = {
         "name": meta.get("name", path.name),
         "description": meta.get("description", "") or "",
@@ -146,7 +171,8 @@ def load_harness(path: str | Path) -> Harness:
     try:
         return Harness.model_validate(data)
     except ValidationError as exc:
-        raise HarnessError(describe_validation(exc, str(meta_path))) from None
+        loc = tuple(exc.errors()[0].get("loc", ())) if exc.errors() else ()
+        raise HarnessError(describe_validation(exc, _where(meta_path, _read_text(meta_path), loc))) from None
 
 
 def _load_skills(folder: Path) -> list[dict[str, str]]:

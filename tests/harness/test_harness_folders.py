@@ -59,19 +59,31 @@ def test_unclosed_bracket_names_its_line(folder: Path) -> None:
 def test_unknown_top_level_key_lists_valid_keys(folder: Path) -> None:
     (folder / "harness.yaml").write_text("name: x\nsystem_prompt: hi\n", encoding="utf-8")
     message = load_error(folder)
-    assert "harness.yaml" in message and "system_prompt" in message
+    assert "harness.yaml: line 2: unknown key(s) system_prompt" in message
     assert "valid: name, description, control, tools" in message
 
 
-def test_unknown_control_key_names_the_field(folder: Path) -> None:
-    (folder / "harness.yaml").write_text("name: x\ncontrol:\n  top_p: 0.9\n", encoding="utf-8")
+def test_non_string_keys_are_reported(folder: Path) -> None:
+    (folder / "harness.yaml").write_text("name: x\n123: y\nnull: z\n", encoding="utf-8")
+    assert "line 2: unknown key(s) 123, None" in load_error(folder)
+
+
+def test_unknown_control_key_names_the_field_and_line(folder: Path) -> None:
+    (folder / "harness.yaml").write_text("name: x\ncontrol:\n  samples: 2\n  top_p: 0.9\n", encoding="utf-8")
     message = load_error(folder)
-    assert "harness.yaml" in message and "control.top_p" in message
+    assert "harness.yaml: line 4: field 'control.top_p'" in message
 
 
-def test_invalid_control_value_names_the_field(folder: Path) -> None:
+def test_invalid_control_value_names_the_field_and_line(folder: Path) -> None:
     (folder / "harness.yaml").write_text("control:\n  samples: 99\n", encoding="utf-8")
-    assert "control.samples" in load_error(folder)
+    assert "harness.yaml: line 2: field 'control.samples'" in load_error(folder)
+
+
+def test_invalid_tool_names_its_line(folder: Path) -> None:
+    tool = "  - name: {}\n    description: d\n    implementation: builtin:x\n"
+    (folder / "harness.yaml").write_text("name: x\ntools:\n" + tool.format("ok") + tool.format("../bad"),
+                                         encoding="utf-8")
+    assert "harness.yaml: line 6: field 'tools.1.name': invalid tool name '../bad'" in load_error(folder)
 
 
 def test_top_level_must_be_a_mapping(folder: Path) -> None:
