@@ -75,6 +75,9 @@ class LoopConfig(BaseModel):
     """Sampling temperature of the proposer model."""
     proposer_max_tokens: int = Field(512, ge=16, le=16384)
     """Most tokens of one proposer reply."""
+    context_chars: int | None = Field(6000, ge=1000)
+    """Upper bound of the proposer prompt in characters (history, memory, evidence shrink to fit);
+    6000 suits a 2048-token context such as the embedded model's. None: no bound."""
     max_repairs: int = Field(2, ge=0, le=10)
     """Repair attempts for an invalid proposer or critic reply."""
     n_fail: int = Field(6, ge=0)

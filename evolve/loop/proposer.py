@@ -191,8 +191,7 @@ def _harness_view(h: Harness) -> dict[str, Any]:
     }
 
 
-def render_messages(ctx: ProposerContext, slot: int, folder: str | Path | None = None) -> list[dict[str, str]]:
-    """The chat messages of proposer slot `slot` (slots below the directive's reserved count are RESERVED)."""
+def _render(ctx: ProposerContext, slot: int, folder: str | Path | None) -> list[dict[str, str]]:
     history, older = _history_lines(ctx)
     directive = ctx.directive or Directive()
     variables = {
@@ -203,6 +202,36 @@ def render_messages(ctx: ProposerContext, slot: int, folder: str | Path | None =
     }
     return [{"role": "system", "content": render_prompt("propose_system.md.j2", folder, **variables).strip()},
             {"role": "user", "content": render_prompt("propose.md.j2", folder, **variables).strip()}]
+
+
+def _size(messages: list[dict[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+def render_messages(ctx: ProposerContext, slot: int, folder: str | Path | None = None,
+                    max_chars: int | None = None) -> list[dict[str, str]]:
+    """The chat messages of proposer slot `slot` (slots below the directive's reserved count are RESERVED).
+
+    With `max_chars`, the optional parts shrink until the messages fit (or cannot shrink further):
+    first the history (most recent entries kept), then the memory, then the evidence. The harness,
+    the budget and the rules are never cut.
+    """
+    messages = _render(ctx, slot, folder)
+    for step in ("history", "history", "history", "memory", "evidence"):
+        excess = _size(messages) - max_chars if max_chars is not None else 0
+        if excess <= 0:
+            break
+        if step == "history":
+            ctx = ctx.model_copy(update={"history_shown": max(3, ctx.history_shown // 2)})
+        else:
+            text = getattr(ctx, step)
+            ctx = ctx.model_copy(update={step: _shorten(text, max(200, len(text) - excess))})
+        messages = _render(ctx, slot, folder)
+    return messages
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 @dataclass
@@ -221,8 +250,9 @@ class LLMProposer:
     """Proposer backed by a language model (see module docstring)."""
 
     def __init__(self, backend: Backend, template_dir: str | Path | None = None, max_repairs: int = 2,
-                 temperature: float = 0.7, max_tokens: int = 512) -> None:
+                 temperature: float = 0.7, max_tokens: int = 512, max_context_chars: int | None = None) -> None:
         self.backend = backend
+        self.max_context_chars = max_context_chars
         self.template_dir = template_dir
         self.max_repairs = max_repairs
         self.temperature = temperature
@@ -239,7 +269,8 @@ class LLMProposer:
     async def propose(self, ctx: ProposerContext, n: int, rng: random.Random) -> list[Draft]:
         """Draft `n` candidates, in one batched call per repair round."""
         directive = ctx.directive or Directive()
-        exchanges = [_Exchange(render_messages(ctx, slot, self.template_dir), rng.randrange(2**31),
+        exchanges = [_Exchange(render_messages(ctx, slot, self.template_dir, self.max_context_chars),
+                               rng.randrange(2**31),
                                tuple(directive.untried) if slot < directive.reserved_slots else ())
                      for slot in range(n)]
         for attempt in range(self.max_repairs + 1):

@@ -10,7 +10,14 @@ from evolve.backends.base import Completion
 from evolve.backends.mock import MockBackend
 from evolve.harness import Edit
 from evolve.loop.novelty import Directive
-from evolve.loop.proposer import LLMProposer, Proposer, ProposerContext, edits_schema, validate_reply
+from evolve.loop.proposer import (
+    LLMProposer,
+    Proposer,
+    ProposerContext,
+    edits_schema,
+    render_messages,
+    validate_reply,
+)
 from evolve.loop.pruner import PruneEntry
 
 
@@ -110,3 +117,15 @@ def test_context_is_rendered_into_the_prompt():
 
 def test_llm_proposer_is_a_proposer():
     assert isinstance(LLMProposer(MockBackend()), Proposer)
+
+
+def test_context_shrinks_to_fit_without_cutting_the_harness():
+    history = [Hist(r, "system", "rejected", -0.01, op="add", target=f"s{r}", hypothesis="x" * 80) for r in range(40)]
+    ctx = _ctx(history=history, memory="m" * 3000, evidence="e" * 5000)
+    full = render_messages(ctx, 0)
+    small = render_messages(ctx, 0, max_chars=4000)
+    size = sum(len(m["content"]) for m in small)
+    assert sum(len(m["content"]) for m in full) > 9000 and size <= 4000
+    text = small[1]["content"]
+    assert "section `role`" in text and "round 39" in text and "round 0:" not in text
+    assert "never answers or content of specific tasks" in text
