@@ -145,16 +145,31 @@ class OperatorProposer:
                                       f"the labels")]
             return
         room = max(0, min(budget, self.max_examples - len(h.examples)))
-        if room:
-            picks = [least[i % len(least)] for i in range(room)]
-            tasks, seen = [], set()
-            for lab in picks:
-                options = [t for t in by_label[lab] if t.input not in seen]
-                if options:
-                    task = rng.choice(options)
-                    seen.add(task.input)
-                    tasks.append(task)
+        picks = self._label_picks(available, counts, room, rng)
+        tasks, seen = [], set()
+        for lab in picks:
+            options = [t for t in by_label[lab] if t.input not in seen]
+            if options:
+                task = rng.choice(options)
+                seen.add(task.input)
+                tasks.append(task)
+        if tasks:
             yield [self._example_edit(h, t, why=", keeping the labels balanced") for t in tasks]
+
+    @staticmethod
+    def _label_picks(available: list[str], counts: Counter, room: int, rng: random.Random) -> list[str]:
+        """Labels to add, least represented first; the prefix that leaves the most balanced set
+        (the longest among equally balanced ones)."""
+        current = {lab: counts.get(lab, 0) for lab in available}
+        picks, best, best_len = [], None, 0
+        for _ in range(room):
+            lab = min(available, key=lambda x: (current[x], rng.random()))
+            current[lab] += 1
+            picks.append(lab)
+            spread = max(current.values()) - min(current.values())
+            if best is None or spread <= best:
+                best, best_len = spread, len(picks)
+        return picks[:best_len]
 
     # -- control mutations -----------------------------------------------------------------------
 

@@ -90,3 +90,9 @@ def test_deterministic_for_a_seed():
     b = propose(op, harness(), seed=7)
     assert a == b
     assert isinstance(op, Proposer)
+
+
+def test_fewshot_adds_whole_rounds_of_labels():
+    op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
+    [draft] = propose(op, harness(examples=()), n=1, budget=3)
+    assert sorted(e.value["output"] for e in draft.edits) == ["even", "odd"]
