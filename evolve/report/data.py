@@ -69,9 +69,10 @@ def _round_chart(lineage: Lineage, rounds: list[dict[str, Any]]) -> str:
     for n in lineage.nodes:
         if n["val_score"] is not None:
             by_status.setdefault(n["status"], []).append((n["round"], n["val_score"]))
-    series += [Series(f"{STATUS_LABEL.get(s, s)} (val)", pts, color=STATUS_COLOR.get(s, ""), dots=True)
+    series += [Series(STATUS_LABEL.get(s, s), pts, color=STATUS_COLOR.get(s, ""), dots=True)
                for s, pts in sorted(by_status.items())]
-    return line_chart("Score per round", series, chart_id="chart-rounds", ylabel="score", width=640)
+    return line_chart("Score per round (lines: incumbent; dots: candidates on validation)", series,
+                      chart_id="chart-rounds", ylabel="score", width=680)
 
 
 def _split_chart(rows: list[dict[str, Any]]) -> str:
@@ -94,9 +95,10 @@ def _token_chart(rows: list[dict[str, Any]], rounds: list[dict[str, Any]]) -> st
 
 
 def _budget_charts(overview: dict[str, Any], rounds: list[dict[str, Any]]) -> str:
-    meter = progress_bar("Oracle rollout budget", overview["rollouts"], overview.get("budget"),
-                         chart_id="chart-budget", unit="rollouts")
     pts = [(r["round"], r["rollouts_spent"]) for r in rounds if isinstance(r.get("rollouts_spent"), int | float)]
+    used = pts[-1][1] if pts else overview["rollouts"]  # the budget covers the rounds; final reporting is extra
+    meter = progress_bar("Oracle rollout budget (evolution rounds)", used, overview.get("budget"),
+                         chart_id="chart-budget", unit="rollouts")
     if not pts:
         return meter
     budget = overview.get("budget")
@@ -118,16 +120,14 @@ def _usage_chart(usage: list[dict[str, Any]]) -> str:
                      chart_id="chart-usage", ylabel="tokens")
 
 
-def _edit_rows(store: LineageStore, lineage: Lineage, run_id: str) -> tuple[list[dict], list[dict]]:
-    decided = {d["candidate_id"]: d for d in store.decisions(run_id=run_id) if d["kind"] == "acceptance"}
+def _edit_rows(lineage: Lineage) -> tuple[list[dict], list[dict]]:
     accepted, rejected = [], []
     for n in lineage.nodes:
         edits = n["edits"]
         if n["status"] == "accepted":
-            stats = (decided.get(n["id"]) or {}).get("stats") or {}
             accepted += [{"candidate": n["id"], "round": n["round"], "edit": edit_line({**e, "hypothesis": ""}),
-                          "hypothesis": e["hypothesis"], "delta": n["delta"], "val": n["val_score"],
-                          "delta_c": stats.get("dC"), "reason": n["reason"]} for e in edits]
+                          "hypothesis": e["hypothesis"], "delta": n["delta"], "delta_ci": n.get("delta_ci"),
+                          "val": n["val_score"], "delta_c": n.get("delta_c"), "reason": n["reason"]} for e in edits]
         elif n["status"].startswith("rejected") or n["status"] == "pruned":
             rejected.append({"candidate": n["id"], "round": n["round"], "status": STATUS_LABEL.get(n["status"]),
                              "reason": n["reason"], "edits": [edit_line(e) for e in edits]})
@@ -143,7 +143,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
     rows = split_rows(run.get("summary") or {})
     rubrics = store.rubrics(run_id)
     usage = [{"role": role, **u} for role, u in sorted(store.usage_by_role(run_id).items())]
-    accepted, rejected = _edit_rows(store, lineage, run_id)
+    accepted, rejected = _edit_rows(lineage)
     svg, hidden = tree_svg(lineage)
     best_hash = next((n["version"] for n in lineage.nodes if n["id"] == lineage.best), None)
     sample = store.rollout_examples(run_id, best_hash, limit=examples) if best_hash else []

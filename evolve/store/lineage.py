@@ -381,7 +381,8 @@ class LineageStore:
         """Every candidate of a run as a plain JSON-ready dict with its edit summaries, in round/slot order.
 
         Keys: id, parent_id, round, slot, status, origin, reason, version (harness hash), val_score,
-        val_ci [low, high], delta, delta_ci (the acceptance decision's `ci_dS`), policy_tokens, edits
+        val_ci [low, high], delta, delta_ci and delta_c (the acceptance decision's `ci_dS` and `dC`),
+        policy_tokens, edits
         [{op, component, target, hypothesis}]. No harness snapshots: the fast path of lineage views.
         """
         c, e = s.Candidate.__table__, s.EditRow.__table__
@@ -407,7 +408,8 @@ class LineageStore:
             ci = dict(conn.execute(select(d.c.candidate_id, d.c.stats)
                                    .where(d.c.run_id == run_id, d.c.kind == "acceptance").order_by(d.c.id)).all())
         for n in nodes:
-            n["delta_ci"] = (ci.get(n["id"]) or {}).get("ci_dS")
+            stats = ci.get(n["id"]) or {}
+            n["delta_ci"], n["delta_c"] = stats.get("ci_dS"), stats.get("dC")
         return nodes
 
     def lineage_json_rows(self, run_id: str) -> list[str] | None:
@@ -521,6 +523,8 @@ SELECT json_object(
   'val_ci', json_array(c.val_ci_low, c.val_ci_high), 'delta', c.delta, 'policy_tokens', c.policy_tokens,
   'delta_ci', (SELECT json(json_extract(d.stats, '$.ci_dS')) FROM decisions AS d
                WHERE d.candidate_id = c.id AND d.kind = 'acceptance' ORDER BY d.id DESC LIMIT 1),
+  'delta_c', (SELECT json_extract(d.stats, '$.dC') FROM decisions AS d
+              WHERE d.candidate_id = c.id AND d.kind = 'acceptance' ORDER BY d.id DESC LIMIT 1),
   'edits', (SELECT json_group_array(json_object('op', e.op, 'component', e.component, 'target', e.target,
                                                 'hypothesis', e.hypothesis))
             FROM (SELECT * FROM edits WHERE edits.candidate_id = c.id ORDER BY edits.position) AS e))
