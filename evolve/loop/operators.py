@@ -183,11 +183,14 @@ class OperatorProposer:
             for k in (3, 5):
                 vote = set_("samples", k, f"Majority vote over {k} samples corrects unstable single answers "
                                           f"(costs {k}x the policy tokens).")
+                edits = [vote]
                 if c.temperature == 0:
-                    yield [vote, set_("temperature", 0.7, f"Sampling at temperature 0.7 makes the {k} voted samples "
-                                                          f"differ (identical greedy samples cannot vote).")]
-                else:
-                    yield [vote]
+                    edits.append(set_("temperature", 0.7, f"Sampling at temperature 0.7 makes the {k} voted samples "
+                                                          f"differ (identical greedy samples cannot vote)."))
+                if c.vote != "majority":
+                    edits.append(set_("vote", "majority", f"Majority voting over the {k} samples (instead of taking "
+                                                          f"the first) is what makes them useful."))
+                yield edits
         else:
             yield [set_("samples", 1, f"One sample instead of {c.samples} cuts policy tokens; tests whether the "
                                       f"vote is worth its cost.")]
