@@ -102,6 +102,15 @@ register_prefix("embedded", _embedded, "embedded:PATH.gguf")
 register_prefix("trained", _trained, "trained:DIR", reserved=True)
 
 
+def _faulty(rest: str, options: BackendOptions) -> Backend:
+    from evolve.backends.faults import faulty_factory
+
+    return faulty_factory(rest, options)
+
+
+register_prefix("faulty", _faulty, "faulty:RATE:MODEL (fault injection for testing)")
+
+
 def build_backend(model: str, options: BackendOptions) -> Backend:
     """The uncached backend selected by `model` (see the module docstring for the forms)."""
     model = model.strip()

@@ -87,7 +87,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 def _json_summary(summary: dict[str, Any]) -> str:
     keys = ("run_id", "seed", "best", "baselines", "seed_id", "best_id", "rollouts_spent", "budget",
-            "failed_rollouts", "candidates", "accepted_edits", "stopped")
+            "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped")
     return json.dumps({k: summary.get(k) for k in keys}, indent=2, default=str)
 
 

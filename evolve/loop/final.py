@@ -70,6 +70,16 @@ def _lineage_facts(engine: Engine, st: LoopState, seed_id: str, best_id: str) ->
         "rounds_run": st.next_round, "stopped": st.stopped,
         "rollouts_spent": st.rollouts_spent, "budget": engine.cfg.budget,
         "rollouts_total": engine.store.count_rollouts(engine.run_id),
-        "failed_rollouts": len(failed), "candidates": statuses, "accepted_edits": accepted,
+        "failed_rollouts": len(failed), "failed_by_kind": _error_kinds(failed), "candidates": statuses,
+        "accepted_edits": accepted,
         "usage": engine.store.usage_by_role(engine.run_id),
     }
+
+
+def _error_kinds(failed: list[Any]) -> dict[str, int]:
+    """Failed rollouts per error kind (the text before the first colon, e.g. `Timeout`, `RateLimitError`)."""
+    kinds: dict[str, int] = {}
+    for r in failed:
+        kind = r.error.split(":", 1)[0].strip()[:60] or "error"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return dict(sorted(kinds.items()))
