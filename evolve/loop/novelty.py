@@ -10,7 +10,7 @@ and near-duplicate filtering.
 - Banned directions (SkillLift's novelty keys): the keys of every edit of a candidate that was
   evaluated and not accepted are banned from later rounds.
 - Near duplicates: an edit whose text is nearly the same as an earlier edit of the same component
-  is dropped before any evaluation.
+  is dropped before any evaluation (cosine of the selection module's hashed n-gram vectors).
 """
 
 from __future__ import annotations
@@ -18,10 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolve.harness import COMPONENTS, Edit
+from evolve.selection.features import text_vector
 
 STRUCTURAL: tuple[str, ...] = ("skill", "tool")
 """Component types that add machinery (rather than rewording it)."""
@@ -142,15 +145,14 @@ class BannedDirections(BaseModel):
         return cls(keys=set(json.loads(text).get("keys", [])))
 
 
-def similarity(a: str, b: str) -> float:
-    """Text similarity in [0, 1]: the selection module's features when available, else difflib."""
-    try:
-        from evolve.selection.features import similarity as features_similarity
-    except ImportError:
-        import difflib
+@lru_cache(maxsize=8192)
+def _vector(text: str) -> np.ndarray:
+    return text_vector(text)
 
-        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-    return float(features_similarity(a, b))
+
+def similarity(a: str, b: str) -> float:
+    """Cosine similarity of the selection module's hashed n-gram vectors (cached per text)."""
+    return float(np.dot(_vector(a), _vector(b)))
 
 
 _EXACT_ONLY = ("control", "example")
@@ -168,7 +170,7 @@ def near_duplicate(edit: Edit, previous_edits: Iterable[Edit], threshold: float 
     for prev in previous_edits:
         if prev.component != edit.component:
             continue
-        if prev.key() == edit.key():
+        if (prev.op, prev.target, prev.value) == (edit.op, edit.target, edit.value):
             return f"identical to earlier edit '{prev.summary()}'"
         if edit.component in _EXACT_ONLY or not text or prev.op == "remove" or edit.op == "remove":
             continue
