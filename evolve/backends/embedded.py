@@ -27,7 +27,7 @@ from typing import Any
 from evolve.backends.base import Completion, Request, Usage
 from evolve.errors import BackendError, MissingExtraError
 
-N_CTX = 2048
+N_CTX = 8192
 IM_START = "<|im_start|>"
 IM_END = "<|im_end|>"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -7,6 +7,7 @@ paired comparisons with the incumbent cost nothing extra for the incumbent's sid
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ class Oracle:
     spent: int = 0
     _memo: dict[tuple, RolloutRecord] = field(default_factory=dict)
     _loaded: set[tuple[str, str, str]] = field(default_factory=set)
+    _last_beat: float = 0.0
 
     def _load(self, version: str, benchmark: str, split: str) -> None:
         if (version, benchmark, split) in self._loaded:
@@ -39,6 +41,13 @@ class Oracle:
         for r in self.store.rollouts(self.run_id, harness_hash=version, split=split, benchmark=benchmark):
             self._memo[r.key] = r
         self._loaded.add((version, benchmark, split))
+
+    def _heartbeat(self) -> None:
+        """Mark the run alive (at most every 10 s) so readers can tell a running run from a killed one."""
+        now = time.monotonic()
+        if now - self._last_beat >= 10.0:
+            self.store.heartbeat(self.run_id)
+            self._last_beat = now
 
     def missing(self, harness: Harness, benchmark: Any, split: str, tasks: Sequence[Any]) -> int:
         """How many new rollouts evaluating `tasks` would cost."""
@@ -66,6 +75,7 @@ class Oracle:
                                    split=split, candidate_id=candidate_id) for r in results]
             records = [r for r in records if r.key not in self._memo]
             self.store.add_rollouts(records)
+            self._heartbeat()
             for r in records:
                 self._memo[r.key] = r
             if charge:

@@ -78,7 +78,8 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
     proposer = None
     if loop.llm_drafts > 0:
         proposer = LLMProposer(helper_backend, template_dir=loop.template_dir, max_repairs=loop.max_repairs,
-                               temperature=loop.temperature, max_tokens=loop.proposer_max_tokens)
+                               temperature=loop.temperature, max_tokens=loop.proposer_max_tokens,
+                               max_context_chars=loop.context_chars)
     operators = OperatorProposer(demo, labels, operators=loop.operators) if loop.operator_drafts > 0 else None
     critic = None
     if loop.critic:

@@ -397,6 +397,8 @@ async def _try_ablation(engine: Engine, t: int, cid: str, harness: Harness, incu
 def remember(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, Any], evidence: Any,
              st: LoopState) -> None:
     """Update the optimization memory (open/resolved problems with attempts and verdicts)."""
+    if not engine.loop.memory:
+        return
     memory = Memory.model_validate(st.memory) if st.memory else Memory()
     attempts = [{"candidate_id": c.id, "approach": "; ".join(e.hypothesis or e.summary() for e in c.edits),
                  "accepted": outcome["accepted"] == c.id,

@@ -47,7 +47,7 @@ def test_run_improves_on_mock_policy_and_stores_everything(tmp_path):
     summary = run(db)
     assert summary["seed"]["test"]["score"] == pytest.approx(0.5, abs=0.1)
     assert summary["best"]["test"]["score"] > summary["seed"]["test"]["score"] + 0.3
-    assert summary["accepted_edits"] and all(e["component"] == "example" for e in summary["accepted_edits"])
+    assert any(e["component"] == "example" for e in summary["accepted_edits"])
     store = LineageStore(db)
     statuses = {c.status for c in store.candidates("r1")}
     assert {"seed", "accepted", "rejected_acceptance"} <= statuses
