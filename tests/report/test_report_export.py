@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lineage_fixture import EVOLVE_TASKS, LEAKED_ANSWER, RUN
 
-from evolve import load_harness
+from evolve import Agent, load_harness
 from evolve.backends import MockBackend
 from evolve.errors import HarnessError
 from evolve.harness.io import parse_skill_md
@@ -151,3 +151,14 @@ def load_harness_from_store(fx, cid):
     from evolve.runtime import Agent
 
     return Agent(fx.harnesses[cid])
+
+
+@pytest.mark.embedded
+def test_exported_bundle_runs_on_the_embedded_model(fx, tmp_path):
+    files, _ = export_candidate(fx.store, "c1a", "json", tmp_path / "emb")
+    agent = load_harness(files[0])
+    short = agent.harness.model_copy(update={"control": agent.harness.control.model_copy(update={"max_tokens": 8})})
+    result = Agent(short).run("Is the sky green on a clear day?", model="embedded")
+    assert result.error is None and result.text.strip()
+    assert result.answer == result.text.strip()  # answer mode `full`
+    assert result.usage["prompt_tokens"] > 10 and 0 < result.usage["completion_tokens"] <= 8
