@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from harness_strategies import examples, folder_bytes, harnesses, sections, skil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evolve.errors import HarnessError
 from evolve.harness import (
     Edit,
     Example,
@@ -23,7 +25,9 @@ from evolve.harness import (
 )
 from evolve.paths import data_dir
 
-PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# EVOLVE_HYPOTHESIS_EXAMPLES=2000 runs a deeper search (the default keeps the suite fast on small machines).
+PROPS = settings(max_examples=int(os.environ.get("EVOLVE_HYPOTHESIS_EXAMPLES", "60")), deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow])
 
 
 def _save_load(harness: Harness) -> tuple[dict[str, bytes], Harness]:
@@ -171,3 +175,36 @@ def test_long_yaml_strings_round_trip(name: str, description: str, spaced: str) 
     first, loaded = _save_load(harness)
     assert (loaded.name, loaded.description, loaded.tools) == (harness.name, harness.description, harness.tools)
     assert _save_load(loaded)[0] == first
+
+
+yaml_like = st.lists(
+    st.sampled_from(["name: x", "control:", "  samples: 2", "  answer:", "    mode: regex", "tools:", "- name: t",
+                     "  implementation: builtin:t", "description: |", "  text", "[", "{a: 1}", "- 1", "? k", "&a x",
+                     "*a", "!!python/object:os.system x", "123: 4", "null: 5", "\t", "---", "...", ": :"]) | texts,
+    max_size=8,
+).map("\n".join)
+skill_like = st.lists(st.sampled_from(["---", "name: s", "description: d", "name: [", "body", ""]) | texts,
+                      max_size=6).map("\n".join)
+jsonl_like = st.lists(st.sampled_from(['{"input": "a", "output": "b"}', '{"input": 1}', "[]", "{", "null", ""]) | texts,
+                      max_size=4).map("\n".join)
+
+
+@PROPS
+@given(yaml_like, texts, skill_like, jsonl_like, st.sampled_from(["s", "S", "x.y", "a b"]))
+def test_any_folder_content_loads_or_raises_harness_error(
+    meta: str, system: str, skill: str, examples_text: str, skill_dir: str
+) -> None:
+    """Arbitrary file content never escapes as anything but a valid Harness or a one-line HarnessError."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "harness.yaml").write_text(meta, encoding="utf-8")
+        (folder / "system.md").write_text("<!-- section: a -->\n" + system, encoding="utf-8")
+        (folder / "skills" / skill_dir).mkdir(parents=True)
+        (folder / "skills" / skill_dir / "SKILL.md").write_text(skill, encoding="utf-8")
+        (folder / "examples.jsonl").write_text(examples_text, encoding="utf-8")
+        try:
+            harness = load_harness(folder)
+        except HarnessError as exc:
+            assert "\n" not in str(exc) and str(folder) in str(exc)
+        else:
+            assert isinstance(harness, Harness)
