@@ -17,11 +17,11 @@ from typing import Any
 
 from evolve.errors import BudgetExhausted, EditError
 from evolve.harness import Edit, Harness, apply_edits
-from evolve.loop import steps
+from evolve.loop import ablation, steps, surrogates
 from evolve.loop.final import final_report
 from evolve.loop.oracle import Oracle, summarize
 from evolve.loop.setup import RunParts
-from evolve.loop.state import STATE_KEY, HistoryEntry, LoopState
+from evolve.loop.state import STATE_KEY, LoopState
 from evolve.store import LineageStore
 
 Progress = Callable[[dict[str, Any]], None]
@@ -121,11 +121,11 @@ class Engine:
         drafts = await steps.draft(self, t, incumbent, evidence, b_t, st)
         cands = self._register(t, incumbent, drafts, b_t, st)
         cands = await steps.critique(self, t, incumbent, cands, st)
-        cands = await steps.screen(self, t, cands, st)
+        cands = await surrogates.screen(self, t, cands, st)
         outcome = await steps.select(self, t, incumbent, cands, st, evolve_tasks)
-        await steps.realign(self, t, cands, outcome, st)
+        await surrogates.realign(self, t, cands, outcome, st)
         if self.loop.pruner and outcome.get("accepted") is None:
-            await steps.prune(self, t, st)
+            await ablation.prune(self, t, st)
         steps.remember(self, t, cands, outcome, evidence, st)
         evolve_summary = summarize(inc_evolve)
         st.round_scores.append({
@@ -155,10 +155,7 @@ class Engine:
                 self.store.update_candidate(cid, reason=reason)
                 if status == "rejected_critic":
                     self.store.add_critique(cid, "novelty", "reject", reason)
-                for e in edits:
-                    st.history.append(HistoryEntry(round=t, candidate_id=cid, component=e.component, op=e.op,
-                                                   target=None if e.target is None else str(e.target),
-                                                   hypothesis=e.hypothesis, verdict=reason.split(":")[0]))
+                st.record(t, cid, edits, reason.split(":")[0], None)
                 continue
             seen_versions.add(harness.version)
             pending.append(Cand(cid, slot, harness, edits, draft.origin))

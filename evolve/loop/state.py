@@ -57,3 +57,12 @@ class LoopState(BaseModel):
     """(candidate text, oracle score) pairs that train the learned surrogate."""
     stopped: str | None = None
     """Why the evolution ended early (budget, stall...), if it did."""
+
+    def record(self, t: int, candidate_id: str, edits: list[Any], verdict: str, delta: float | None) -> None:
+        """Add a candidate's edits to the history with their verdict; evaluated components count as tried."""
+        for e in edits:
+            self.history.append(HistoryEntry(round=t, candidate_id=candidate_id, component=e.component, op=e.op,
+                                             target=None if e.target is None else str(e.target),
+                                             hypothesis=e.hypothesis, verdict=verdict, delta=delta))
+            if verdict not in ("critic_reject", "invalid", "duplicate") and e.component not in self.tried:
+                self.tried.append(e.component)

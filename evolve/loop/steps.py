@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evolve.errors import BudgetExhausted
 from evolve.harness import Edit, Harness
 from evolve.loop import analyst, budget, novelty, pruner
 from evolve.loop.memory import Memory
 from evolve.loop.oracle import rewards_by_task, summarize
 from evolve.loop.proposer import ProposerContext
-from evolve.loop.state import HistoryEntry, LoopState
+from evolve.loop.state import LoopState
+from evolve.loop.surrogates import candidate_text
 from evolve.selection import acceptance, bandit
 from evolve.selection.budget import Budget
 from evolve.selection.config import BudgetLimits
@@ -58,7 +58,7 @@ def _context(engine: Engine, t: int, incumbent: Harness, evidence: Any, b_t: int
     prune = []
     if loop.pruner:
         chain_edits = [Edit.model_validate(e) for cid in st.accepted_chain
-                       for e in _edit_dicts(engine, cid)]
+                       for e in edit_dicts(engine, cid)]
         prune = pruner.prune_set(st.history, t, loop.n_prune, chain_edits)
     return ProposerContext(
         incumbent=incumbent,
@@ -74,7 +74,7 @@ def _context(engine: Engine, t: int, incumbent: Harness, evidence: Any, b_t: int
     )
 
 
-def _edit_dicts(engine: Engine, candidate_id: str) -> list[dict[str, Any]]:
+def edit_dicts(engine: Engine, candidate_id: str) -> list[dict[str, Any]]:
     return [{"op": e["op"], "component": e["component"], "target": e["target"], "value": e["value"],
              "hypothesis": e["hypothesis"], "origin": e["origin"]} for e in engine.store.edits(candidate_id)]
 
@@ -121,75 +121,14 @@ async def critique(engine: Engine, t: int, incumbent: Harness, cands: list[Cand]
             continue
         engine.store.update_candidate(c.id, status="rejected_critic", reason=f"critic ({verdict.kind}): "
                                       f"{verdict.reason}")
-        _history(st, t, c, "critic_reject", None)
+        st.record(t, c.id, c.edits, "critic_reject", None)
     return kept
-
-
-def _candidate_text(h: Harness) -> str:
-    from evolve.harness import render_files
-
-    return "\n".join(render_files(h).values())
-
-
-async def screen(engine: Engine, t: int, cands: list[Cand], st: LoopState) -> list[Cand]:
-    """Rank candidates by the surrogates; only the top_k get oracle rollouts."""
-    sur = engine.sel.surrogate
-    if not cands:
-        return cands
-    texts = [_candidate_text(c.harness) for c in cands]
-    if sur.rubric:
-        from evolve.selection import rubric
-
-        await _ensure_rubric(engine, t, st)
-        scores = await rubric.score(engine.parts.helper, rubric.Rubric.model_validate(st.rubric), texts)
-        for c, s in zip(cands, scores, strict=True):
-            c.surrogate = s.score
-            engine.store.add_surrogate_score(c.id, "rubric", s.score, rubric_version=st.rubric_version,
-                                             details={"hits": s.hits, "fallback": s.fallback})
-    if sur.learned and len(st.surrogate_history) >= 2:
-        from evolve.selection import learned
-
-        model = learned.LearnedSurrogate()
-        model.observe([h["text"] for h in st.surrogate_history], [h["score"] for h in st.surrogate_history])
-        for c, value in zip(cands, model.rank(texts), strict=True):
-            engine.store.add_surrogate_score(c.id, "learned", float(value))
-            c.surrogate = float(value) if c.surrogate is None else (c.surrogate + float(value)) / 2
-    if sur.top_k is None or len(cands) <= sur.top_k or all(c.surrogate is None for c in cands):
-        return cands
-    ranked = sorted(cands, key=lambda c: (-(c.surrogate or 0.0), c.slot))
-    for rank, c in enumerate(ranked[sur.top_k:], start=sur.top_k + 1):
-        engine.store.update_candidate(c.id, status="rejected_acceptance",
-                                      reason=f"surrogate screen: rank {rank} of {len(ranked)} (top {sur.top_k} "
-                                             f"get oracle rollouts)")
-        _history(st, t, c, "screened_out", None)
-    return ranked[: sur.top_k]
-
-
-async def _ensure_rubric(engine: Engine, t: int, st: LoopState) -> None:
-    if st.rubric is not None:
-        return
-    from evolve.selection import rubric
-
-    bench, sur = engine.parts.benchmark, engine.sel.surrogate
-    if sur.rubric_file:
-        generated = rubric.load_rubric(sur.rubric_file, _forbidden(engine))
-    else:
-        generated = await rubric.generate_rubric(engine.parts.helper, bench.description, "", _forbidden(engine),
-                                                 repair_attempts=sur.repair_attempts)
-    st.rubric, st.rubric_version = generated.model_dump(mode="json"), generated.version
-    engine.store.add_rubric(engine.run_id, generated.version, t, st.rubric, None)
-
-
-def _forbidden(engine: Engine) -> list[str]:
-    """Answers of evolve-split tasks that are not plain labels (a rubric must not contain them)."""
-    bench = engine.parts.benchmark
-    return sorted({task.target for task in bench.split("evolve") if task.target not in (bench.labels or ())})
 
 
 # -- oracle allocation and acceptance ----------------------------------------------------------
 
 
-def _evaluation(engine: Engine, cid: str, records: list[Any], novelty_value: int) -> acceptance.Evaluation:
+def evaluation(engine: Engine, cid: str, records: list[Any], novelty_value: int) -> acceptance.Evaluation:
     first = {}
     for r in records:
         first.setdefault(r.task_id, r)
@@ -215,7 +154,7 @@ async def select(engine: Engine, t: int, incumbent: Harness, cands: list[Cand], 
         return {k: sum(v) / len(v) for k, v in rewards_by_task(records).items()}
 
     inc_records = await engine.oracle.evaluate(incumbent, bench, split, tasks, candidate_id=st.incumbent_id)
-    inc_eval = _evaluation(engine, st.incumbent_id, inc_records, 0)
+    inc_eval = evaluation(engine, st.incumbent_id, inc_records, 0)
     inc_score = summarize(inc_records)["score"]
     if st.best_ever is None:
         st.best_ever = inc_score
@@ -236,7 +175,7 @@ async def select(engine: Engine, t: int, incumbent: Harness, cands: list[Cand], 
             continue
         records = await engine.oracle.evaluate(c.harness, bench, split, tasks, candidate_id=c.id)
         nu = novelty.structural_novelty([e.component for e in c.edits], st.accepted_counts)
-        evaluations.append(_evaluation(engine, c.id, records, nu))
+        evaluations.append(evaluation(engine, c.id, records, nu))
         outcome["scores"][c.id] = summarize(records)["score"]
     gold = {task.id: task.target for task in tasks} if bench.labels else None
     result = acceptance.select(evaluations, inc_eval, task_ids=[task.id for task in tasks], gold=gold,
@@ -254,7 +193,7 @@ def _record_decisions(engine: Engine, t: int, cands: list[Cand], result: Any, st
             engine.store.add_decision(engine.run_id, c.id, t, False, f"stopped early: {stopped[c.id]}",
                                       {"allocation": alloc.to_dict(), **alloc.estimates.get(c.id, {})})
             engine.store.update_candidate(c.id, status="rejected_acceptance", reason=f"stopped early: {stopped[c.id]}")
-            _history(st, t, c, "stopped_early", None)
+            st.record(t, c.id, c.edits, "stopped_early", None)
             _ban(engine, st, c)
             continue
         d = decisions[c.id]
@@ -267,8 +206,8 @@ def _record_decisions(engine: Engine, t: int, cands: list[Cand], result: Any, st
             c.id, status="accepted" if accepted else "rejected_acceptance", reason=d.reason,
             val_score=outcome["scores"].get(c.id), val_ci_low=ci[0], val_ci_high=ci[1],
             delta=delta, policy_tokens=stats.get("tokens_per_task"))
-        _history(st, t, c, "accepted" if accepted else "rejected", delta)
-        st.surrogate_history.append({"text": _candidate_text(c.harness), "score": outcome["scores"].get(c.id)})
+        st.record(t, c.id, c.edits, "accepted" if accepted else "rejected", delta)
+        st.surrogate_history.append({"text": candidate_text(c.harness), "score": outcome["scores"].get(c.id)})
         if accepted:
             evals = outcome["evaluations"]
             _accept(engine, st, c, outcome["scores"][c.id], _per_task_deltas(evals[c.id], evals[st.incumbent_id]))
@@ -306,92 +245,7 @@ def _ban(engine: Engine, st: LoopState, c: Cand) -> None:
         st.banned = sorted(set(st.banned) | {novelty.novelty_key(e) for e in c.edits})
 
 
-def _history(st: LoopState, t: int, c: Cand, verdict: str, delta: float | None) -> None:
-    for e in c.edits:
-        st.history.append(HistoryEntry(round=t, candidate_id=c.id, component=e.component, op=e.op,
-                                       target=None if e.target is None else str(e.target),
-                                       hypothesis=e.hypothesis, verdict=verdict, delta=delta))
-        if verdict not in ("critic_reject", "invalid") and e.component not in st.tried:
-            st.tried.append(e.component)
-
-
 # -- rubric re-alignment, pruning, memory ------------------------------------------------------
-
-
-async def realign(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, Any], st: LoopState) -> None:
-    """Re-align the rubric to this round's oracle results (no extra oracle calls)."""
-    if not engine.sel.surrogate.rubric or st.rubric is None:
-        return
-    scored = [c for c in cands if c.id in outcome["scores"] and c.surrogate is not None]
-    if len(scored) < 2:
-        return
-    texts = [_candidate_text(c.harness) for c in scored]
-    oracle_scores = [outcome["scores"][c.id] for c in scored]
-    from evolve.selection import rubric
-
-    current = rubric.Rubric.model_validate(st.rubric)
-    sur = engine.sel.surrogate
-    result = await rubric.realign(engine.parts.helper, current, texts, oracle_scores,
-                                  description=engine.parts.benchmark.description, forbidden=_forbidden(engine),
-                                  threshold=sur.alignment_threshold, attempts=sur.realign_attempts,
-                                  rng=engine.rng(t, "realign"))
-    for version in result.versions:
-        engine.store.add_rubric(engine.run_id, version.rubric.version, t, version.rubric.model_dump(mode="json"),
-                                version.agreement)
-    st.rubric, st.rubric_version = result.rubric.model_dump(mode="json"), result.rubric.version
-
-
-async def prune(engine: Engine, t: int, st: LoopState) -> None:
-    """Leave-one-out ablation of accepted edits every n_prune rounds."""
-    n = engine.loop.n_prune
-    if not st.accepted_chain or (t + 1) % n != 0:
-        return
-    chain = [[Edit.model_validate(e) for e in _edit_dicts(engine, cid)] for cid in st.accepted_chain]
-    incumbent = engine.harness(st.incumbent_id)
-    for slot, ablation in enumerate(pruner.ablations(engine.parts.seed_harness, chain)):
-        if ablation.harness.version == incumbent.version:
-            continue
-        removed = st.accepted_chain[ablation.index]
-        cid = f"{engine.run_id}.{t}.p{slot}"
-        undo = [Edit(op="remove", component=e.component, target=e.target, origin="pruner",
-                     hypothesis=f"ablation: drop the edits of {removed}") for e in chain[ablation.index]]
-        engine.store.add_candidate(cid, engine.run_id, ablation.harness, parent_id=st.incumbent_id, round=t,
-                                   slot=100 + slot, status="pending", origin="pruner", edits=undo,
-                                   meta={"ablates": removed})
-        if await _try_ablation(engine, t, cid, ablation.harness, incumbent, removed, st):
-            return
-
-
-async def _try_ablation(engine: Engine, t: int, cid: str, harness: Harness, incumbent: Harness, removed: str,
-                        st: LoopState) -> bool:
-    split = engine.sel.acceptance.split
-    bench = engine.parts.benchmark
-    tasks = bench.split(split) if split != "evolve" else bench.split("evolve")[: engine.cfg.evolve_batch]
-    try:
-        inc = await engine.oracle.evaluate(incumbent, bench, split, tasks, candidate_id=st.incumbent_id)
-        abl = await engine.oracle.evaluate(harness, bench, split, tasks, candidate_id=cid)
-    except BudgetExhausted:
-        engine.store.update_candidate(cid, status="rejected_acceptance", reason="ablation skipped: budget")
-        return False
-    gold = {task.id: task.target for task in tasks} if bench.labels else None
-    result = acceptance.select([_evaluation(engine, cid, abl, 0)], _evaluation(engine, st.incumbent_id, inc, 0),
-                               task_ids=[task.id for task in tasks], gold=gold, best_ever=st.best_ever or 0.0,
-                               cfg=engine.sel, rng=engine.rng(t, "prune"))
-    d = result.decisions[0]
-    score = summarize(abl)["score"]
-    keep = result.winner_id == cid
-    reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + d.reason
-    engine.store.add_decision(engine.run_id, cid, t, keep, reason, dict(d.stats), kind="prune")
-    engine.store.update_candidate(cid, status="accepted" if keep else "rejected_acceptance", reason=reason,
-                                  val_score=score, delta=d.stats.get("dS"))
-    if keep:
-        engine.store.update_candidate(removed, status="pruned", reason=f"removed by ablation {cid}")
-        st.accepted_chain = [c for c in st.accepted_chain if c != removed] + [cid]
-        st.incumbent_id, st.incumbent_score = cid, score
-        for h in st.history:
-            if h.candidate_id == removed:
-                h.verdict = "pruned"
-    return keep
 
 
 def remember(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, Any], evidence: Any,

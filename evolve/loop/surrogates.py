@@ -1,0 +1,95 @@
+"""Surrogate steps of a round: the rubric judge and the learned surrogate rank drafts before any
+oracle rollout; after the round the rubric is re-aligned to the oracle's verdicts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evolve.harness import Harness, render_files
+from evolve.loop.state import LoopState
+
+if TYPE_CHECKING:
+    from evolve.loop.engine import Cand, Engine
+
+
+def candidate_text(h: Harness) -> str:
+    """All files of a harness as one text (what the surrogates read)."""
+    return "\n".join(render_files(h).values())
+
+
+async def screen(engine: Engine, t: int, cands: list[Cand], st: LoopState) -> list[Cand]:
+    """Rank candidates by the surrogates; only the top_k get oracle rollouts."""
+    sur = engine.sel.surrogate
+    if not cands:
+        return cands
+    texts = [candidate_text(c.harness) for c in cands]
+    if sur.rubric:
+        from evolve.selection import rubric
+
+        await _ensure_rubric(engine, t, st)
+        scores = await rubric.score(engine.parts.helper, rubric.Rubric.model_validate(st.rubric), texts)
+        for c, s in zip(cands, scores, strict=True):
+            c.surrogate = s.score
+            engine.store.add_surrogate_score(c.id, "rubric", s.score, rubric_version=st.rubric_version,
+                                             details={"hits": s.hits, "fallback": s.fallback})
+    if sur.learned and len(st.surrogate_history) >= 2:
+        from evolve.selection import learned
+
+        model = learned.LearnedSurrogate()
+        model.observe([h["text"] for h in st.surrogate_history], [h["score"] for h in st.surrogate_history])
+        for c, value in zip(cands, model.rank(texts), strict=True):
+            engine.store.add_surrogate_score(c.id, "learned", float(value))
+            c.surrogate = float(value) if c.surrogate is None else (c.surrogate + float(value)) / 2
+    if sur.top_k is None or len(cands) <= sur.top_k or all(c.surrogate is None for c in cands):
+        return cands
+    ranked = sorted(cands, key=lambda c: (-(c.surrogate or 0.0), c.slot))
+    for rank, c in enumerate(ranked[sur.top_k:], start=sur.top_k + 1):
+        engine.store.update_candidate(c.id, status="rejected_acceptance",
+                                      reason=f"surrogate screen: rank {rank} of {len(ranked)} (top {sur.top_k} "
+                                             f"get oracle rollouts)")
+        st.record(t, c.id, c.edits, "screened_out", None)
+    return ranked[: sur.top_k]
+
+
+async def _ensure_rubric(engine: Engine, t: int, st: LoopState) -> None:
+    if st.rubric is not None:
+        return
+    from evolve.selection import rubric
+
+    bench, sur = engine.parts.benchmark, engine.sel.surrogate
+    if sur.rubric_file:
+        generated = rubric.load_rubric(sur.rubric_file, _forbidden(engine))
+    else:
+        generated = await rubric.generate_rubric(engine.parts.helper, bench.description, "", _forbidden(engine),
+                                                 repair_attempts=sur.repair_attempts)
+    st.rubric, st.rubric_version = generated.model_dump(mode="json"), generated.version
+    engine.store.add_rubric(engine.run_id, generated.version, t, st.rubric, None)
+
+
+def _forbidden(engine: Engine) -> list[str]:
+    """Answers of evolve-split tasks that are not plain labels (a rubric must not contain them)."""
+    bench = engine.parts.benchmark
+    return sorted({task.target for task in bench.split("evolve") if task.target not in (bench.labels or ())})
+
+
+async def realign(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, Any], st: LoopState) -> None:
+    """Re-align the rubric to this round's oracle results (no extra oracle calls)."""
+    if not engine.sel.surrogate.rubric or st.rubric is None:
+        return
+    scored = [c for c in cands if c.id in outcome["scores"] and c.surrogate is not None]
+    if len(scored) < 2:
+        return
+    texts = [candidate_text(c.harness) for c in scored]
+    oracle_scores = [outcome["scores"][c.id] for c in scored]
+    from evolve.selection import rubric
+
+    current = rubric.Rubric.model_validate(st.rubric)
+    sur = engine.sel.surrogate
+    result = await rubric.realign(engine.parts.helper, current, texts, oracle_scores,
+                                  description=engine.parts.benchmark.description, forbidden=_forbidden(engine),
+                                  threshold=sur.alignment_threshold, attempts=sur.realign_attempts,
+                                  rng=engine.rng(t, "realign"))
+    for version in result.versions:
+        engine.store.add_rubric(engine.run_id, version.rubric.version, t, version.rubric.model_dump(mode="json"),
+                                version.agreement)
+    st.rubric, st.rubric_version = result.rubric.model_dump(mode="json"), result.rubric.version
