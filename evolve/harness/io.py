@@ -101,22 +101,33 @@ def parse_system(text: str, source: str) -> list[dict[str, str]]:
     return sections
 
 
+SKILL_KEYS = ("name", "description")
+
+
 def parse_skill_md(text: str, source: str) -> dict[str, str]:
-    if not text.startswith("---\n"):
+    """Split a SKILL.md into front matter (`name`, `description`) and body; errors name `source`."""
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
         raise HarnessError(f"{source}: line 1: SKILL.md must start with '---' front matter")
-    end = text.find("\n---", 4)
-    if end < 0:
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
         raise HarnessError(f"{source}: front matter is not closed by '---'")
     try:
-        meta = yaml.safe_load(text[4:end]) or {}
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 2}" if mark is not None else ""
         raise HarnessError(f"{source}:{line}: invalid front matter") from None
     if not isinstance(meta, dict) or "name" not in meta or "description" not in meta:
         raise HarnessError(f"{source}: front matter needs 'name' and 'description'")
-    body = text[end + 4 :].lstrip("\n")
-    return {"name": str(meta["name"]), "description": str(meta["description"]), "body": body}
+    unknown = [str(k) for k in meta if k not in SKILL_KEYS]
+    if unknown:
+        raise HarnessError(f"{source}: unsupported front matter key(s) {', '.join(unknown)}; valid: name, description")
+    for key in SKILL_KEYS:
+        if not isinstance(meta[key], str):
+            raise HarnessError(f"{source}: front matter '{key}' must be text, got {type(meta[key]).__name__}")
+    body = "\n".join(lines[end + 1 :]).lstrip("\n")
+    return {"name": meta["name"], "description": meta["description"], "body": body}
 
 
 def _read_examples(path: Path) -> list[dict[str, Any]]:

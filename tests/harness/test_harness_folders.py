@@ -174,6 +174,9 @@ def write_skill(folder: Path, text: str, name: str = "answer-format") -> Path:
         ("---\nname: other\ndescription: d\n---\nbody\n", "differs from folder 'answer-format'"),
         ("---\nname: answer-format\ndescription: '   '\n---\nbody\n", "description must not be empty"),
         ("---\n- a list\n---\nbody\n", "needs 'name' and 'description'"),
+        ("---\nname: answer-format\ndescription: d\nlicense: MIT\n---\nb\n", "unsupported front matter key(s) license"),
+        ("---\nname: answer-format\ndescription: [a, b]\n---\nb\n", "'description' must be text, got list"),
+        ("---\nname: answer-format\ndescription: d\n----\nbody\n", "front matter is not closed"),
     ],
 )
 def test_bad_skill_front_matter(folder: Path, text: str, needle: str) -> None:
