@@ -213,6 +213,12 @@ class Harness(_Strict):
     _system_prompt: tuple[int, str] | None = PrivateAttr(default=None)
     """(id of the harness it was rendered for, rendered system prompt); filled on first use."""
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when every field is equal; the private render cache takes no part."""
+        if not isinstance(other, Harness):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
     @field_validator("skills")
     @classmethod
     def _sorted_skills(cls, v: tuple[Skill, ...]) -> tuple[Skill, ...]:

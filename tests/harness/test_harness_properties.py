@@ -22,6 +22,7 @@ from evolve.harness import (
     load_harness,
     render_files,
     save_harness,
+    system_prompt,
 )
 from evolve.paths import data_dir
 
@@ -208,3 +209,12 @@ def test_any_folder_content_loads_or_raises_harness_error(
             assert "\n" not in str(exc) and str(folder) in str(exc)
         else:
             assert isinstance(harness, Harness)
+
+
+@PROPS
+@given(harnesses())
+def test_rendering_does_not_change_equality(harness: Harness) -> None:
+    twin = Harness.model_validate(harness.model_dump(mode="json"))
+    prompt = system_prompt(harness)
+    assert harness == twin and twin == harness
+    assert system_prompt(twin) == prompt
