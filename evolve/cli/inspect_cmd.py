@@ -161,7 +161,7 @@ def status(
     def view() -> Any:
         if run_id:
             return run_panel(store, run_id)
-        return runs_table([run_overview(store, r) for r in store.list_runs()])
+        return runs_table([run_overview(store, r) for r in store.list_runs()], wide=console.width >= 120)
 
     if as_json_out:
         runs = [store.get_run(run_id)] if run_id else store.list_runs()

@@ -2,7 +2,7 @@
 
 | format | files |
 |---|---|
-| skills | `skills/<name>/SKILL.md` (front matter `name`, `description`, `metadata`), `system.md`, `provenance.json` |
+| skills | `skills/<name>/SKILL.md` (front matter `name`, `description`), `system.md`, `provenance.json` |
 | prompt | `prompt.md`: the system prompt with skills and examples inlined |
 | json   | `harness.json`: bundle {format, version, harness, provenance} (`evolve.load_harness` reads it back) |
 | python | `harness.json`, the harness folder `harness/`, and `agent.py` (runs the harness from the shell) |
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evolve.errors import ConfigError
+from evolve.errors import ConfigError, EvolveError
 from evolve.harness import Harness, save_harness, system_prompt
 from evolve.harness.io import dump_yaml
 from evolve.report.leakage import SplitInfo, check_export, evolve_split
@@ -76,10 +76,9 @@ def prompt_text(harness: Harness) -> str:
     return system_prompt(inline) + "\n"
 
 
-def skill_md(skill: Any, version: str) -> str:
-    """An Agent Skills `SKILL.md`: YAML front matter (name, description, metadata) and the body."""
-    front = dump_yaml({"name": skill.name, "description": skill.description,
-                       "metadata": {"generator": "evolve", "harness-version": version}})
+def skill_md(skill: Any) -> str:
+    """An Agent Skills `SKILL.md`: YAML front matter (`name`, `description`) and the body."""
+    front = dump_yaml({"name": skill.name, "description": skill.description})
     return f"---\n{front}---\n\n{skill.body}\n"
 
 
@@ -106,7 +105,7 @@ def export(harness: Harness, fmt: str, out: Path, provenance: dict[str, Any]) ->
         write("harness.json", bundle_text)
     elif fmt == "skills":
         for skill in sorted(harness.skills, key=lambda s: s.name):
-            write(f"skills/{skill.name}/SKILL.md", skill_md(skill, harness.version))
+            write(f"skills/{skill.name}/SKILL.md", skill_md(skill))
         write("system.md", prompt_text(harness.model_copy(update={"skills": ()})))
         write("provenance.json", json.dumps(provenance, indent=2, ensure_ascii=False) + "\n")
     else:
@@ -142,7 +141,13 @@ def export_candidate(store: LineageStore, ref: str, fmt: str, out: Path, *, run_
     candidate = store.resolve_candidate(ref, run_id)
     harness = store.get_harness(candidate.harness_hash)
     run = store.get_run(candidate.run_id)
-    split = split if split is not None else evolve_split(run)
+    try:
+        split = split if split is not None else evolve_split(run)
+    except EvolveError as exc:
+        if not allow_leaks:
+            raise EvolveError(f"cannot screen the export for leakage: {exc} (pass --allow-leaks to export "
+                              "without the screen)") from None
+        split = SplitInfo(tasks=(), source=f"not screened: {exc}")
     found = check_export(harness, split, allow_leaks=allow_leaks)
     from evolve import __version__
 
@@ -150,8 +155,8 @@ def export_candidate(store: LineageStore, ref: str, fmt: str, out: Path, *, run_
         version=harness.version, run_id=candidate.run_id, candidate_id=candidate.id, status=candidate.status,
         model=run.get("model") or "", benchmark=run.get("benchmark") or "", preset=run.get("preset") or "",
         scores=_scores(candidate, run, store.get_state(candidate.run_id, "incumbent")),
-        leakage={"checked": True, "against": split.source, "evolve_tasks": len(split.tasks), "findings": found,
-                 "allowed": bool(found and allow_leaks)},
+        leakage={"checked": bool(split.tasks), "against": split.source, "evolve_tasks": len(split.tasks),
+                 "findings": found, "allowed": bool(found and allow_leaks)},
         exported_at=datetime.now(UTC).isoformat(timespec="seconds"), evolve_version=__version__,
     )
     return export(harness, fmt, out, provenance.model_dump(mode="json")), provenance

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
@@ -44,8 +45,8 @@ def _age(value: datetime | None, now: datetime) -> str:
     seconds = max(0.0, (now - value).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
-            return f"{seconds / size:.0f}{unit} ago"
-    return f"{seconds:.0f}s ago"
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"
 
 
 def _best_val(run: dict[str, Any]) -> str:
@@ -57,35 +58,44 @@ def run_overview(store: LineageStore, run: dict[str, Any], now: datetime | None 
     """One run's status line as a plain dict (also the `--json` output)."""
     now = now or datetime.now(UTC)
     counts = store.run_counts(run["id"])
-    budget = (run.get("config") or {}).get("budget")
-    rounds = store.get_state(run["id"], "round_scores") or []
-    val = rounds[-1].get("val_score") if rounds and isinstance(rounds[-1], dict) else None
+    config = run.get("config") or {}
+    rounds = [r for r in store.get_state(run["id"], "round_scores") or [] if isinstance(r, dict)]
+    last = rounds[-1] if rounds else {}
+    done = last.get("round", counts["last_round"] if counts["last_round"] is not None else -1)
+    spent = last.get("rollouts_spent")
     return {
         "id": run["id"], "status": display_status(run, now), "stored_status": run["status"],
         "preset": run.get("preset", ""), "benchmark": run.get("benchmark", ""), "model": run.get("model", ""),
-        "round": counts["last_round"], "rounds": (run.get("config") or {}).get("rounds"),
+        "rounds_done": max(0, int(done) + 1), "rounds": config.get("rounds"),
         "candidates": counts["candidates"], "by_status": counts["by_status"], "rollouts": counts["rollouts"],
-        "budget": budget, "policy_tokens": counts["policy_tokens_in"] + counts["policy_tokens_out"],
-        "incumbent_val": val, "best_val": _best_val(run),
+        "rollouts_spent": spent if isinstance(spent, int | float) else counts["rollouts"],
+        "budget": config.get("budget"), "policy_tokens": counts["policy_tokens_in"] + counts["policy_tokens_out"],
+        "incumbent": last.get("incumbent"), "incumbent_val": last.get("val_score"), "best_val": _best_val(run),
         "heartbeat": _age(run.get("heartbeat_at"), now), "created_at": str(run.get("created_at")),
         "error": run.get("error"),
     }
 
 
-def runs_table(rows: list[dict[str, Any]]) -> Table:
-    """The table of runs (one row per `run_overview`)."""
-    table = Table(title="runs", title_justify="left")
-    for col in ("run", "status", "preset", "benchmark", "model", "round", "candidates", "rollouts / budget",
-                "tokens", "val (incumbent)", "heartbeat"):
-        table.add_column(col, overflow="fold")
+def runs_table(rows: list[dict[str, Any]], *, wide: bool = True) -> Table:
+    """The table of runs (one row per `run_overview`); `rollouts` are the evolution rounds' oracle rollouts.
+
+    `wide=False` (narrow terminals) leaves out the preset · benchmark · model column.
+    """
+    table = Table(title="runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("run", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    if wide:
+        table.add_column("preset · benchmark · model", overflow="fold")
+    for col in ("round", "cands", "rollouts", "tokens", "val", "heartbeat"):
+        table.add_column(col, justify="right")
     for r in rows:
         style = RUN_STYLE.get(r["status"], "")
-        rnd = "-" if r["round"] is None else f"{r['round']}" + (f"/{r['rounds']}" if r["rounds"] else "")
+        rnd = f"{r['rounds_done']}" + (f"/{r['rounds']}" if r["rounds"] else "")
         val = f"{r['incumbent_val']:.3f}" if isinstance(r["incumbent_val"], int | float) else r["best_val"]
-        table.add_row(escape(r["id"]), f"[{style}]{r['status']}[/]", escape(str(r["preset"])),
-                      escape(str(r["benchmark"])), escape(str(r["model"])), rnd, str(r["candidates"]),
-                      f"{r['rollouts']}" + (f" / {r['budget']}" if r["budget"] else ""), f"{r['policy_tokens']:,}",
-                      val, r["heartbeat"])
+        spent = f"{r['rollouts_spent']:,.0f}" + (f"/{r['budget']:,}" if r["budget"] else "")
+        setup = [escape(" · ".join(str(r[k]) for k in ("preset", "benchmark", "model") if r[k]))] if wide else []
+        table.add_row(escape(r["id"]), f"[{style}]{r['status']}[/]", *setup, rnd, str(r["candidates"]), spent,
+                      f"{r['policy_tokens']:,}", val, r["heartbeat"])
     return table
 
 
@@ -93,7 +103,8 @@ def run_panel(store: LineageStore, run_id: str, now: datetime | None = None) -> 
     """One run in detail: status line, rounds so far, candidates per status, model usage."""
     run = store.get_run(run_id)
     overview = run_overview(store, run, now)
-    parts: list[Any] = [runs_table([overview])]
+    parts: list[Any] = [runs_table([overview], wide=False),
+                        f"preset {overview['preset']} · benchmark {overview['benchmark']} · model {overview['model']}"]
     rounds = store.get_state(run_id, "round_scores") or []
     if rounds:
         table = Table(title="rounds", title_justify="left")

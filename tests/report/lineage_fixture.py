@@ -105,7 +105,7 @@ def write_benchmark(path: Path) -> Path:
 def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "finished",
                   benchmark: str = BENCH) -> dict[str, Harness]:
     """Write the fixture lineage into `store`; return the harness of every candidate."""
-    config = {"benchmark": benchmark, "seed": 3, "preset": "rrsi", "model": "mock", "budget": 400, "rounds": 3}
+    config = {"benchmark": benchmark, "seed": 3, "preset": "rrsi", "model": "mock", "budget": 400, "rounds": 4}
     store.create_run(run_id, config, seed=3, benchmark=benchmark, model="mock", preset="rrsi")
     harnesses: dict[str, Harness] = {}
     for n in NODES:

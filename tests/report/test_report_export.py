@@ -55,7 +55,7 @@ def test_skills_export_is_an_agent_skills_folder(fx, tmp_path):
     skill = parse_skill_md(files["skills/yes-no-questions/SKILL.md"], "SKILL.md")
     assert skill["name"] == "yes-no-questions" and skill["description"] == "Use for yes/no questions."
     assert skill["body"].strip() == "Answer with exactly one word: yes or no."
-    assert "harness-version: " + fx.harnesses["c3b"].version in files["skills/yes-no-questions/SKILL.md"]
+    assert json.loads(files["provenance.json"])["version"] == fx.harnesses["c3b"].version
     assert "You answer short questions precisely." in files["system.md"]
     assert "yes-no-questions" not in files["system.md"]  # skills live in their own files
 
@@ -162,3 +162,16 @@ def test_exported_bundle_runs_on_the_embedded_model(fx, tmp_path):
     assert result.error is None and result.text.strip()
     assert result.answer == result.text.strip()  # answer mode `full`
     assert result.usage["prompt_tokens"] > 10 and 0 < result.usage["completion_tokens"] <= 8
+
+
+def test_unscreenable_export_needs_allow_leaks(fx, tmp_path):
+    from lineage_fixture import SEED
+
+    from evolve.errors import EvolveError
+
+    fx.store.create_run("moved", {"benchmark": str(tmp_path / "gone.jsonl"), "seed": 0})
+    fx.store.add_candidate("m0", "moved", SEED, parent_id=None, round=-1, status="seed")
+    with pytest.raises(EvolveError, match=r"cannot screen the export.*--allow-leaks"):
+        export_candidate(fx.store, "m0", "json", tmp_path / "m")
+    _, prov = export_candidate(fx.store, "m0", "json", tmp_path / "m", allow_leaks=True)
+    assert prov.leakage["checked"] is False and prov.leakage["against"].startswith("not screened")

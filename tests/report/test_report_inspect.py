@@ -41,7 +41,7 @@ def test_status_table_and_json(cli, fx):
     fx.store.create_run("run-dead", {"budget": 100}, benchmark="b", model="mock", preset="rrsi")
     fx.store.update_run("run-dead", heartbeat_at=datetime.now(UTC) - timedelta(minutes=5))
     out = cli("status").output
-    assert "run-fx" in out and "finished" in out and "24 / 400" in out
+    assert "run-fx" in out and "finished" in out and "300/400" in out and "4/4" in out and "rrsi · " in out
     data = {r["id"]: r for r in json.loads(cli("status", "--json").output)}
     assert data["run-live"]["status"] == "running"
     assert data["run-dead"]["status"] == "stale/killed" and data["run-dead"]["stored_status"] == "running"
