@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, literal, select, update
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.exc import NoSuchModuleError as _NoSuchModule
 
@@ -33,14 +34,24 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def normalize_url(url_or_path: str | Path) -> str:
-    """Accept a SQLAlchemy URL or a file path (a path means SQLite)."""
+def normalize_url(url_or_path: str | Path, *, create_dirs: bool = True) -> str:
+    """Accept a SQLAlchemy URL or a file path (a path means SQLite; its folder is created unless
+    `create_dirs` is false)."""
     text = str(url_or_path)
     if "://" in text:
         return text
     path = Path(text).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if create_dirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
+
+
+def _shown(url: str) -> str:
+    """A database URL as it may be shown: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -60,7 +71,7 @@ def make_engine(url: str) -> Engine:
         else:
             engine = create_engine(url, pool_pre_ping=True)
     except (ArgumentError, _NoSuchModule, ImportError) as exc:
-        raise StoreError(f"unusable database URL {url!r}: {exc}") from None
+        raise StoreError(f"unusable database URL {_shown(url)!r}: {exc}") from None
     return engine
 
 
@@ -74,7 +85,8 @@ class LineageStore:
             try:
                 migrate(self.engine)
             except DBAPIError as exc:
-                raise StoreError(f"cannot open database {self.url}: {exc.orig}") from None
+                reason = (str(exc.orig).strip().splitlines() or ["error"])[0]
+                raise StoreError(f"cannot open database {_shown(self.url)}: {reason}") from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -125,11 +137,14 @@ class LineageStore:
 
     def put_harness(self, harness: Harness) -> str:
         version = harness.version
-        with self.engine.begin() as conn:
-            exists = conn.execute(select(s.HarnessRow.hash).where(s.HarnessRow.hash == version)).first()
-            if exists is None:
-                conn.execute(insert(s.HarnessRow).values(
-                    hash=version, content=harness.model_dump(mode="json"), name=harness.name))
+        try:
+            with self.engine.begin() as conn:
+                exists = conn.execute(select(s.HarnessRow.hash).where(s.HarnessRow.hash == version)).first()
+                if exists is None:
+                    conn.execute(insert(s.HarnessRow).values(
+                        hash=version, content=harness.model_dump(mode="json"), name=harness.name))
+        except IntegrityError:  # a concurrent writer stored the same snapshot first: content-addressed, so equal
+            pass
         return version
 
     def get_harness(self, version: str) -> Harness:
@@ -255,6 +270,15 @@ class LineageStore:
         rows = {r.key: r for r in records}
         if not rows:
             return 0
+        for attempt in range(5):
+            try:
+                return self._insert_new_rollouts(rows)
+            except IntegrityError:  # a concurrent writer stored some of these keys first: skip those too
+                if attempt == 4:
+                    raise
+        return 0
+
+    def _insert_new_rollouts(self, rows: dict[tuple, RolloutRecord]) -> int:
         t = s.Rollout.__table__
         with self.engine.begin() as conn:
             existing = set(conn.execute(

@@ -237,7 +237,7 @@ def migrate(engine: Engine, upto: str | None = None) -> list[str]:
             with engine.begin() as conn:
                 _TRACK.create_all(conn)
             break
-        except (OperationalError, ProgrammingError):
+        except (OperationalError, ProgrammingError, IntegrityError):  # PostgreSQL: a concurrent CREATE TABLE won
             if attempt == 2:
                 raise
     done = set(applied(engine))

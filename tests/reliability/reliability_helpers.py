@@ -40,3 +40,43 @@ def fingerprint(db: str, run_id: str) -> dict[str, Any]:
                 "critiques": critiques, "summary": summary, "status": run["status"]}
     finally:
         store.close()
+
+
+def describe_schema(engine) -> dict[str, dict]:
+    """Tables as the database reports them (portable across dialects): columns, primary keys,
+    indexes, unique constraints and foreign keys."""
+    from sqlalchemy import inspect
+
+    insp = inspect(engine)
+    return {name: {
+        "columns": {c["name"]: (_type_name(c["type"]), bool(c["nullable"])) for c in insp.get_columns(name)},
+        "primary_key": tuple(insp.get_pk_constraint(name)["constrained_columns"]),
+        "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"])) for i in insp.get_indexes(name)
+                          if not i.get("duplicates_constraint")),  # PostgreSQL lists a unique constraint's index
+        "uniques": sorted(tuple(u["column_names"]) for u in insp.get_unique_constraints(name)),
+        "foreign_keys": sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
+                               for f in insp.get_foreign_keys(name)),
+    } for name in insp.get_table_names()}
+
+
+def describe_models() -> dict[str, dict]:
+    """The same description derived from the ORM models."""
+    from evolve.store.schema import Base
+
+    return {table.name: {
+        "columns": {c.name: (_type_name(c.type), bool(c.nullable)) for c in table.columns},
+        "primary_key": tuple(c.name for c in table.primary_key.columns),
+        "indexes": sorted((i.name, tuple(c.name for c in i.columns), bool(i.unique)) for i in table.indexes),
+        "uniques": sorted(tuple(c.name for c in u.columns) for u in table.constraints
+                          if type(u).__name__ == "UniqueConstraint"),
+        "foreign_keys": sorted(((f.parent.name,), f.column.table.name, (f.column.name,)) for f in table.foreign_keys),
+    } for table in Base.metadata.sorted_tables}
+
+
+def _type_name(t) -> str:
+    """A type's family (reflection names types per dialect: DOUBLE PRECISION vs FLOAT, TIMESTAMP vs DATETIME)."""
+    py = getattr(t, "python_type", None)
+    try:
+        return py.__name__ if py else type(t).__name__
+    except NotImplementedError:
+        return type(t).__name__
