@@ -247,6 +247,10 @@ def test_bad_format_options_list_choices(db: str, tmp_path: Path) -> None:
 
 
 def test_empty_database_is_a_user_error(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "typo.db"
+    assert "no lineage database" in user_error("lineage", "--db", str(missing))
+    assert not missing.parent.exists(), "a reading command must not create a database"
+    LineageStore(tmp_path / "empty.db").close()
     assert "no runs" in user_error("lineage", "--db", str(tmp_path / "empty.db"))
     assert "no runs" in user_error("show", "best", "--db", str(tmp_path / "empty.db"))
 

@@ -87,5 +87,10 @@ def test_status_on_empty_database(tmp_path):
 
     from evolve.cli.app import app
 
+    from evolve.store import LineageStore
+
+    LineageStore(tmp_path / "empty.db").close()
     result = CliRunner().invoke(app, ["status", "--db", str(tmp_path / "empty.db")])
     assert result.exit_code == 0 and "no runs" in result.output
+    missing = CliRunner().invoke(app, ["status", "--db", str(tmp_path / "none.db")])
+    assert missing.exit_code == 2 and "no lineage database" in missing.output
