@@ -97,7 +97,9 @@ def summarize(results: Sequence[Any], tasks: Sequence[Task], verifier: Verifier,
     mean, low, high = mean_ci(rewards)
     label_task = bool(labels)
     majority = majority_baseline(tasks) if label_task else (None, None)
-    constant = best_constant_baseline(tasks, verifier, list(labels)) if label_task else (None, None)
+    frequency = Counter(t.target for t in tasks)
+    ordered = sorted(labels or (), key=lambda label: -frequency[label])  # ties go to the majority label
+    constant = best_constant_baseline(tasks, verifier, ordered) if label_task else (None, None)
     normalized = _normalized(results, tasks, verifier)
     n = len(results)
     return {

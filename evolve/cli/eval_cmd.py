@@ -16,20 +16,24 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _line(text: str) -> None:
+    console.print(text, soft_wrap=True)
+
+
 def render_report(report: dict[str, Any]) -> None:
     """Print an eval report as a few lines of text."""
     r = report
-    console.print(f"[bold]{escape(r['harness'])}[/bold] ({r['harness_version']}) on "
+    _line(f"[bold]{escape(r['harness'])}[/bold] ({r['harness_version']}) on "
                   f"[bold]{escape(r['benchmark'])}[/bold]/{r['split']}: {r['tasks']} tasks × {r['trials']} "
                   f"trial(s), model {escape(r['model'])}")
-    console.print(f"score [bold]{r['score']:.3f}[/bold]  95% CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  n={r['n']}")
+    _line(f"score [bold]{r['score']:.3f}[/bold]  95% CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  n={r['n']}")
     if r["majority_baseline"] is not None:
-        console.print(f"baselines: majority {_pct(r['majority_baseline'])} ({escape(str(r['majority_label']))}), "
+        _line(f"baselines: majority {_pct(r['majority_baseline'])} ({escape(str(r['majority_label']))}), "
                       f"best constant {_pct(r['best_constant_baseline'])} ({escape(str(r['best_constant']))})")
-    console.print(f"parse rate {r['parse_rate']:.3f}  errors {r['errors']}")
+    _line(f"parse rate {r['parse_rate']:.3f}  errors {r['errors']}")
     dist = ", ".join(f"{escape(k or '(empty)')} {v:.0%}" for k, v in r["prediction_distribution"].items())
-    console.print(f"predictions: {dist}")
-    console.print(f"policy tokens/task {r['policy_tokens']:.1f}  wall {r['wall_s']:.1f} s  run {r['run_id']}")
+    _line(f"predictions: {dist}")
+    _line(f"policy tokens/task {r['policy_tokens']:.1f}  wall {r['wall_s']:.1f} s  run {r['run_id']}")
 
 
 def eval_command(
@@ -49,7 +53,8 @@ def eval_command(
     from evolve.bench.evaluation import run_eval
 
     with Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True, disable=as_json) as bar:
+                  console=err_console, transient=True,
+                  disable=as_json or not err_console.is_terminal) as bar:
         job = bar.add_task("eval", total=None)
         report = run_eval(harness, benchmark, split=split, limit=limit, model=model, trials=trials, seed=seed,
                           db=db, progress=lambda done, total: bar.update(job, completed=done, total=total))
