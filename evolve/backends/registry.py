@@ -131,3 +131,6 @@ def build_backend(model: str, options: BackendOptions) -> Backend:
 
         return make_litellm_backend(model, options)
     raise _unknown(model, "not a known prefix and not <provider>/<model>")
+
+
+from evolve.backends import trained as _trained_backend  # noqa: E402,F401  (registers trained:DIR)
