@@ -1,22 +1,26 @@
 """Bandit allocation of oracle rollouts: spend rollouts where they decide something.
 
 Every candidate is compared with the incumbent on the same tasks, in paired minibatches taken in
-one shuffled task order (so after n tasks every candidate has seen the same first n tasks). The
-statistic is the paired difference d_i = r_cand(i) − r_inc(i) averaged over the tasks seen, with a
-finite-population correction: after all N tasks the difference is exact.
+one shuffled task order (so after n tasks every candidate has seen the same first n tasks).
+Bounds are normal bounds on the mean paired difference over the tasks seen (variance shrunk
+toward 0.25, finite-population correction: after all N tasks the difference is exact), at the
+one-sided `confidence`. A candidate is dropped when its upper bound against the incumbent is
+below 0 ("cannot beat the incumbent"), or when its paired upper bound against the current leader
+(on the tasks both saw) is below 0.
 
 Allocators (`AllocatorConfig.name`):
-- `successive_halving`: all candidates on a first rung of `minibatch` tasks, keep the best 1/eta,
-  multiply the tasks by eta, repeat until `survivors` remain or all tasks are seen.
-- `ucb`: LUCB best-arm identification: evaluate the empirical leader and the challenger with
-  the highest upper bound until the leader's lower bound clears every challenger's upper bound.
-- `thompson`: top-two Thompson sampling with Beta posteriors on paired outcomes (win/loss/tie
-  against the incumbent), until the posterior probability of the leader being best reaches the
-  confidence.
+- `ucb` (default): LUCB best-arm identification. Each step extends whichever of the leader and
+  the strongest challenger (highest paired upper bound against the leader) has seen fewer
+  tasks, until at most `survivors` candidates remain.
+- `successive_halving`: all candidates on rungs of minibatch, minibatch·eta, ... tasks; after each
+  rung the best 1/eta are kept, and so is any candidate whose paired bound cannot yet rule out
+  beating the leader (plain halving drops the true best too often on close pools).
+- `thompson`: top-two Thompson sampling with Beta posteriors on paired outcomes against the
+  incumbent (discordance rate and win share), until the `survivors` likeliest best hold a
+  posterior probability of being best >= confidence.
 - `uniform`: every candidate on every task (no early stopping).
-All but uniform drop a candidate as soon as its confidence bound cannot beat the incumbent.
 The ledger is charged before each evaluation call and never overspent: when it runs out the
-allocation stops with what it has.
+allocation stops with what it has. Survivors (best first) should get full evaluation.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from evolve.selection.budget import Budget
 from evolve.selection.config import ALLOCATORS, AllocatorConfig, SelectionConfig
 
 Evaluate = Callable[[str, list[str]], Awaitable[dict[str, float]]]
-PRIOR_VAR, PRIOR_N = 0.25, 2.0
+PRIOR_VAR, PRIOR_N = 0.25, 1.0
 """Prior on the variance of a paired difference (shrinks early estimates toward wide bounds)."""
 
 
@@ -77,11 +81,11 @@ class _Session:
                  known: dict[str, dict[str, float]] | None) -> None:
         self.cfg, self.candidates, self.incumbent, self.evaluate, self.budget = cfg, candidates, incumbent, \
             evaluate, budget
+        self.rewards: dict[str, dict[str, float]] = {c: dict((known or {}).get(c, {}))
+                                                     for c in [incumbent, *candidates]}
         self.order = list(task_ids)
         rng.shuffle(self.order)
         self.N = len(self.order)
-        self.rewards: dict[str, dict[str, float]] = {c: dict((known or {}).get(c, {}))
-                                                     for c in [incumbent, *candidates]}
         self.spent: dict[str, int] = {c: 0 for c in [incumbent, *candidates]}
         self.seen: dict[str, int] = {c: 0 for c in candidates}
         self.out_of_budget = ""
@@ -148,14 +152,9 @@ class _Session:
         return self._bound(d, z)
 
     def _bound(self, d: np.ndarray, z: float) -> tuple[float, float, float]:
-        n = len(d)
-        if n == 0:
+        if len(d) == 0:
             return 0.0, -1.0, 1.0
-        mean = float(d.mean())
-        var = (float(((d - mean) ** 2).sum()) + PRIOR_N * PRIOR_VAR) / (n - 1 + PRIOR_N)
-        fpc = math.sqrt(max(0.0, (self.N - n) / max(self.N - 1, 1)))
-        half = z * math.sqrt(var / n) * fpc
-        return mean, max(-1.0, mean - half), min(1.0, mean + half)
+        return _plain_bound(d, self.N, z)
 
     def done(self, cid: str) -> bool:
         return self.seen[cid] >= self.N
@@ -164,13 +163,19 @@ class _Session:
         return min(self.N, self.seen[cid] + self.cfg.minibatch)
 
 
+def _plain_bound(d: np.ndarray, total: int, z: float) -> tuple[float, float, float]:
+    """Normal bound on the mean of `d` over `total` tasks (shrunk variance, finite-population correction)."""
+    n = len(d)
+    mean = float(d.mean())
+    var = (float(((d - mean) ** 2).sum()) + PRIOR_N * PRIOR_VAR) / (n - 1 + PRIOR_N)
+    fpc = max(0.0, (total - n) / max(total - 1, 1))
+    half = z * math.sqrt(var / n * fpc)
+    return mean, max(-1.0, mean - half), min(1.0, mean + half)
+
+
 def _z(confidence: float, comparisons: int) -> float:
     """One-sided z with a Bonferroni correction over `comparisons`."""
     return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / max(1, comparisons))
-
-
-def _looks(cfg: AllocatorConfig, n_tasks: int) -> int:
-    return max(1, math.ceil(math.log(max(n_tasks / cfg.minibatch, 1.0), cfg.eta)) + 1)
 
 
 def _eliminate(s: _Session, alive: list[str], z: float, dropped: dict[str, str]) -> list[str]:
@@ -194,6 +199,7 @@ def _eliminate(s: _Session, alive: list[str], z: float, dropped: dict[str, str])
 
 async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) -> tuple[list[str], str]:
     cfg, alive = s.cfg, list(s.candidates)
+    z_keep = z
     target = min(cfg.minibatch, s.N)
     while True:
         await s.extend({c: target for c in alive})
@@ -206,9 +212,13 @@ async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) ->
             return alive, f"{len(alive)} candidate(s) left"
         keep = max(cfg.survivors, math.ceil(len(alive) / cfg.eta))
         ranked = sorted(alive, key=lambda c: -s.bounds(c, z)[0])
+        kept = ranked[:keep]
         for rank, cid in enumerate(ranked[keep:], start=keep + 1):
-            dropped[cid] = f"halved out after {s.seen[cid]} tasks: rank {rank} of {len(ranked)}"
-        alive = ranked[:keep]
+            if s.pair_bounds(cid, ranked[0], z_keep)[2] >= 0:  # not clearly behind: halving may not drop it
+                kept.append(cid)
+            else:
+                dropped[cid] = f"halved out after {s.seen[cid]} tasks: rank {rank} of {len(ranked)}"
+        alive = kept
         target = min(s.N, target * cfg.eta)
 
 
@@ -225,8 +235,10 @@ async def _ucb(s: _Session, dropped: dict[str, str], z: float) -> tuple[list[str
         stats = {c: s.bounds(c, z) for c in alive}
         ranked = sorted(alive, key=lambda c: -stats[c][0])
         leader, rest = ranked[0], ranked[cfg.survivors:]
-        challenger = max(rest, key=lambda c: stats[c][2])
-        pending = {c: s.next_target(c) for c in (leader, challenger) if not s.done(c)}
+        challenger = max(rest, key=lambda c: s.pair_bounds(c, leader, z)[2])
+        # paired bounds use the tasks both have seen: only the one behind needs more tasks
+        behind = [c for c in (leader, challenger) if s.seen[c] <= min(s.seen[leader], s.seen[challenger])]
+        pending = {c: s.next_target(c) for c in behind if not s.done(c)}
         if not pending:
             pending = {c: s.next_target(c) for c in alive if not s.done(c)}
         if not pending:
@@ -340,7 +352,7 @@ async def allocate(cfg: SelectionConfig | AllocatorConfig, candidates: list[str]
     dropped: dict[str, str] = {}
     if not s.candidates or not s.N:
         return _finish(s, s.candidates, "nothing to evaluate", dropped, 0.0, None)
-    z = _z(acfg.confidence, len(s.candidates))
+    z = _z(acfg.confidence, 1)
     if acfg.name == "successive_halving":
         alive, reason = await _successive_halving(s, dropped, z)
     elif acfg.name == "ucb":

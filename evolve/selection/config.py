@@ -78,17 +78,17 @@ class GuardsConfig(_Strict):
 class AllocatorConfig(_Strict):
     """How oracle rollouts are spread over the candidates that passed the surrogate screen."""
 
-    name: AllocatorName = "successive_halving"
+    name: AllocatorName = "ucb"
     """successive_halving | ucb | thompson | uniform."""
-    minibatch: int = Field(16, ge=1)
+    minibatch: int = Field(4, ge=1)
     """Tasks per paired minibatch (and the first rung of successive halving)."""
     trials_per_task: int = Field(1, ge=1)
     """Repeated trials per task (for policies sampled at temperature > 0)."""
-    confidence: float = Field(0.95, gt=0.5, lt=1)
-    """Confidence of the bounds used for early stopping and for declaring a best candidate."""
+    confidence: float = Field(0.99, gt=0.5, lt=1)
+    """One-sided confidence of each bound used to drop a candidate (Thompson: posterior probabilities)."""
     eta: int = Field(2, ge=2)
     """Successive halving keeps 1/eta of the candidates per rung."""
-    survivors: int = Field(2, ge=1)
+    survivors: int = Field(1, ge=1)
     """Candidates handed to full evaluation at most."""
 
 

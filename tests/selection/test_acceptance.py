@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from evolve.selection.acceptance import Evaluation, score, select
+from evolve.selection.config import SelectionConfig, load_selection_preset
+
+N = 100
+TASKS = [f"t{i}" for i in range(N)]
+
+
+def ev(cid: str, solved: int, *, tokens: float = 100.0, novelty: int = 0, offset: int = 0, **kw) -> Evaluation:
+    """Binary rewards: tasks offset..offset+solved-1 (mod N) solved."""
+    solved_ids = {TASKS[(offset + i) % N] for i in range(solved)}
+    return Evaluation(cid, {t: [1.0 if t in solved_ids else 0.0] for t in TASKS}, tokens_per_task=tokens,
+                      novelty=novelty, **kw)
+
+
+def cfg(**acceptance) -> SelectionConfig:
+    base = {"acceptance.delta": 0.05, "guards.min_validation_tasks": 0}
+    base.update({f"acceptance.{k}": v for k, v in acceptance.items()})
+    return load_selection_preset("rrsi", base)
+
+
+def decide(cands, inc, *, best_ever=None, config=None, gold=None):
+    res = select(cands, inc, task_ids=TASKS, gold=gold, best_ever=best_ever if best_ever is not None else
+                 score(inc, TASKS), cfg=config or cfg(), rng=random.Random(0))
+    return res, {d.candidate_id: d for d in res.decisions}
+
+
+def test_score_counts_missing_and_crashed_trials_as_zero_with_full_denominator():
+    assert score(Evaluation("x", {"a": [1, 0], "b": [1, 1]}), ["a", "b"]) == 0.75
+    assert score(Evaluation("x", {"a": [1], "b": [1, 1]}), ["a", "b"]) == 0.75
+    assert score(Evaluation("x", {"a": [1, math.nan], "b": [1, 1]}), ["a", "b"]) == 0.75
+    assert score(Evaluation("x", {"a": [1, 1]}), ["a", "b"]) == 0.5
+    assert score(Evaluation("x", {"a": [1, 1]}), ["a", "b"], trials=4) == 0.25
+
+
+def test_floor_relative_to_best_ever():
+    # RRSI test case: incumbent 0.5, best-ever 0.55, delta 0.05 -> 0.7 and 0.6 admissible, 0.3 not
+    inc = ev("inc", 50)
+    res, d = decide([ev("a", 70), ev("b", 60), ev("c", 30)], inc, best_ever=0.55, config=cfg(beta1=40.0))
+    assert d["a"].admissible and d["b"].admissible
+    assert not d["c"].admissible and d["c"].stats["rule"] == "floor"
+    assert d["c"].stats["floor"] == pytest.approx(0.50)
+    assert res.winner_id == "a" and d["a"].accepted and not d["b"].accepted
+    assert d["b"].reason.startswith("admissible but not best")
+
+
+def test_floor_rejects_a_within_band_candidate_below_best_ever_minus_delta():
+    inc = ev("inc", 50)
+    _, d = decide([ev("a", 50, tokens=50)], inc, best_ever=0.60)
+    assert d["a"].stats["rule"] == "floor"
+    _, d = decide([ev("a", 50, tokens=50)], inc, best_ever=0.55)
+    assert d["a"].stats["rule"] == "neutral-cheaper"
+
+
+def test_cost_rule_for_gainers():
+    # dS = 0.05 allows dC up to 0.10 + 40 * 0.05 = 2.10
+    config = cfg(delta=0.02, beta0=0.10, beta1=40.0)
+    inc = ev("inc", 50, tokens=100)
+    _, d = decide([ev("ok", 55, tokens=100 * 3.05), ev("dear", 55, tokens=100 * 3.2)], inc, config=config)
+    assert d["ok"].admissible and d["ok"].stats["allowed_dC"] == pytest.approx(2.10)
+    assert not d["dear"].admissible and d["dear"].stats["rule"] == "cost"
+    assert "2.10" in d["dear"].reason
+    _, d = decide([ev("dear", 55, tokens=100 * 3.2)], inc, config=cfg(delta=0.02, beta1=40.0, cost_rule=False))
+    assert d["dear"].accepted
+
+
+def test_within_band_rules():
+    inc = ev("inc", 50, tokens=100)
+    cands = [ev("cheaper", 50, tokens=80), ev("costlier", 50, tokens=130),
+             ev("novel", 50, tokens=100, novelty=1), ev("plain", 50, tokens=100),
+             ev("novel_but_costlier", 50, tokens=130, novelty=1)]
+    _, d = decide(cands, inc)
+    assert d["cheaper"].admissible and d["cheaper"].stats["rule"] == "neutral-cheaper"
+    assert d["novel"].admissible and d["novel"].stats["rule"] == "neutral-novel"
+    for name in ("costlier", "plain", "novel_but_costlier"):
+        assert not d[name].admissible and d[name].stats["rule"] == "band"
+    _, d = decide(cands, inc, config=cfg(within_band=False))
+    assert not any(x.admissible for x in d.values())
+
+
+def test_regression_is_rejected():
+    _, d = decide([ev("worse", 40)], ev("inc", 50), best_ever=0.4)
+    assert d["worse"].stats["rule"] == "regression" and not d["worse"].accepted
+
+
+def test_winner_maximizes_the_objective():
+    # w_s=100, w_c=2, w_n=0.5: big = 100*0.2 - 2*1.0 = 18; lean = 100*0.15 - 2*(-0.1) = 15.2; novel 15 + 0.5*2
+    inc = ev("inc", 50, tokens=100)
+    cands = [ev("big", 70, tokens=200), ev("lean", 65, tokens=90), ev("novel", 65, tokens=100, novelty=2)]
+    res, d = decide(cands, inc)
+    assert d["big"].stats["objective"] == pytest.approx(18.0)
+    assert d["lean"].stats["objective"] == pytest.approx(15.2)
+    assert d["novel"].stats["objective"] == pytest.approx(16.0)
+    assert res.winner_id == "big"
+    res, _ = decide(cands, inc, config=cfg(w_c=10.0))  # cost weighs more: lean wins (15 + 1 = 16 > 10)
+    assert res.winner_id == "lean"
+
+
+def test_no_admissible_candidate_keeps_the_incumbent():
+    res, d = decide([ev("a", 50), ev("b", 45)], ev("inc", 50), best_ever=0.5)
+    assert res.winner_id is None and not any(x.accepted for x in d.values())
+
+
+def test_guards_are_non_compensatory():
+    gold = {t: ("no" if i < 55 else "yes") for i, t in enumerate(TASKS)}
+    inc = ev("inc", 50, predictions={t: ("no" if i % 2 else "yes") for i, t in enumerate(TASKS)})
+    collapsed = ev("collapsed", 55, offset=0, predictions=dict.fromkeys(TASKS, "No"))
+    res, d = decide([collapsed], inc, gold=gold, config=cfg(delta=0.02))
+    assert not d["collapsed"].admissible and d["collapsed"].stats["rule"] == "guard"
+    assert "collapse" in d["collapsed"].reason and res.winner_id is None
+    res, _ = decide([collapsed], inc, gold=gold, config=cfg(delta=0.02, **{}) .model_copy(
+        update={"guards": SelectionConfig().guards.model_copy(update={"enabled": False})}))
+    assert res.winner_id == "collapsed"
+
+
+def test_too_few_validation_tasks_blocks_acceptance():
+    config = load_selection_preset("rrsi", {"acceptance.delta": 0.05, "guards.min_validation_tasks": 200})
+    res, d = decide([ev("a", 90)], ev("inc", 50), config=config)
+    assert res.winner_id is None and "at least 200" in d["a"].reason
+
+
+def test_greedy_unregularized_accepts_any_strict_gain_regardless_of_cost():
+    config = load_selection_preset("unregularized")
+    inc = ev("inc", 50, tokens=100)
+    res, d = decide([ev("tiny_but_6x", 51, tokens=600), ev("same", 50)], inc, config=config, best_ever=0.9)
+    assert res.winner_id == "tiny_but_6x"
+    assert not d["same"].admissible and d["same"].stats["rule"] == "no-gain"
+    # the same candidate fails the RRSI rule: +0.01 is inside the noise band, and costlier
+    res, _ = decide([ev("tiny_but_6x", 51, tokens=600)], inc, config=cfg(delta="bootstrap"))
+    assert res.winner_id is None
+
+
+def test_bootstrap_band_is_two_standard_errors_of_the_paired_difference():
+    inc = ev("inc", 50)
+    # candidate flips 30 tasks: solves 20 the incumbent fails, fails 10 it solves -> dS = +0.10
+    rewards = {t: list(v) for t, v in inc.rewards.items()}
+    for i in range(50, 70):
+        rewards[TASKS[i]] = [1.0]
+    for i in range(0, 10):
+        rewards[TASKS[i]] = [0.0]
+    cand = Evaluation("flip", rewards, tokens_per_task=100.0)
+    config = cfg(delta="bootstrap", bootstrap_reps=2000)
+    _, d = decide([cand, ev("same", 50)], inc, config=config)
+    diffs = np.array([rewards[t][0] - inc.rewards[t][0] for t in TASKS])
+    analytic = 2 * diffs.std(ddof=0) / math.sqrt(N)
+    assert d["flip"].stats["dS"] == pytest.approx(0.10)
+    assert d["flip"].stats["delta"] == pytest.approx(analytic, rel=0.1)
+    lo, hi = d["flip"].stats["ci_dS"]
+    assert lo < 0.10 < hi
+    assert d["same"].stats["delta"] == 0.0 and d["same"].stats["rule"] == "band"
+    again = select([cand], inc, task_ids=TASKS, gold=None, best_ever=0.5, cfg=config, rng=random.Random(0))
+    assert again.decisions[0].stats["delta"] == d["flip"].stats["delta"]
+
+
+def test_decisions_are_storable():
+    res, _ = decide([ev("a", 70, tokens=0.0)], ev("inc", 50, tokens=0.0))
+    dumped = res.model_dump(mode="json")
+    assert dumped["winner_id"] == "a"
+    assert set(dumped["decisions"][0]["stats"]) >= {"S", "dS", "dC", "delta", "floor", "ci_dS", "guards",
+                                                   "objective", "novelty"}
