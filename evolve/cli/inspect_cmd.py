@@ -172,6 +172,8 @@ def status(
         return
     if not watch:
         console.print(view())
+        if any_live(store, run_id):
+            console.print("[dim]a run is live: `evolve status --watch` refreshes this view[/]")
         return
     with Live(view(), console=console, refresh_per_second=4, transient=False) as live:
         while any_live(store, run_id):

@@ -86,7 +86,6 @@ def test_status_on_empty_database(tmp_path):
     from typer.testing import CliRunner
 
     from evolve.cli.app import app
-
     from evolve.store import LineageStore
 
     LineageStore(tmp_path / "empty.db").close()
