@@ -10,7 +10,6 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from evolve import api
 from evolve.cli.common import DbOption, JsonOption, console, err_console
 from evolve.run_config import PRESETS, make_config
 
@@ -130,6 +129,8 @@ def run(
                       proposer_model=proposer_model, api_base=api_base, preset=preset, rounds=rounds,
                       budget=budget, seed=seed, trials=trials, report_limit=report_limit,
                       cache=False if no_cache else None)
+    from evolve import api  # the engine and its numerical libraries load only for these commands
+
     if dry_run:
         typer.echo(json.dumps(api.dry_run(cfg), indent=2))
         return
@@ -143,6 +144,8 @@ def resume(
     db: DbOption = None,
 ) -> None:
     """Continue a stopped or killed run exactly where it left off."""
+    from evolve import api
+
     _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base)
 
 
