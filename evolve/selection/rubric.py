@@ -184,7 +184,8 @@ STOPWORDS = frozenset(
     "this that to with without when which who whether any each every there their them they tell tells tells "
     "text one least".split()
 )
-NEGATIONS = frozenset("not never no avoid don't dont without nor".split())
+NEGATIONS = frozenset("not never avoid don't dont nor".split())
+"""Words that negate a flaw's sentence ('no' is left out: it is a common answer label)."""
 WORD_RE = re.compile(r"[a-z0-9']+")
 
 
@@ -315,11 +316,12 @@ from evolve.selection.rubric_llm import (  # noqa: E402  (re-exported LLM steps)
     RubricVersion,
     generate_rubric,
     realign,
+    revision_temperature,
     score,
 )
 
 __all__ = [
     "Criterion", "Realignment", "Rubric", "RubricScore", "RubricVersion", "alignment", "fallback_hits",
     "fallback_rubric", "generate_rubric", "judge_schema", "load_rubric", "parse_hits", "parse_json_object",
-    "realign", "reversals", "score", "score_hits", "validate_rubric",
+    "realign", "reversals", "revision_temperature", "score", "score_hits", "validate_rubric",
 ]
