@@ -14,8 +14,9 @@ denominator. For each candidate, in order:
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
-Greedy mode (the unregularized ablation) admits any ΔS > δ_fixed (0 by default) and picks the
-largest ΔS.
+Greedy mode (the unregularized ablation, with δ = 0) admits any ΔS > δ and picks the largest ΔS.
+`select` expects full evaluations on `task_ids` (survivors of the allocation): a task a candidate
+was not evaluated on counts 0.
 """
 
 from __future__ import annotations

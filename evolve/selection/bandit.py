@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from evolve.errors import ConfigError
-from evolve.selection.acceptance import numpy_rng
+from evolve.selection.acceptance import Decision, numpy_rng
 from evolve.selection.budget import Budget
 from evolve.selection.config import ALLOCATORS, AllocatorConfig, SelectionConfig
 
@@ -65,6 +65,13 @@ class AllocationResult:
     """Candidates that should get full evaluation, best first."""
     estimates: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per candidate: tasks seen `n`, paired mean difference `mean`, bounds `low`/`high`."""
+
+    def dropped_decisions(self) -> list[Decision]:
+        """A rejection Decision for every candidate the allocation eliminated (store them with the round)."""
+        return [Decision(candidate_id=cid, accepted=False, admissible=False, reason=f"stopped early: {why}",
+                         stats={"rule": "allocation", **self.estimates.get(cid, {}),
+                                "rollouts": self.per_candidate.get(cid, 0)})
+                for cid, why in self.dropped.items()]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for storage (rewards left out: they are stored as rollouts)."""

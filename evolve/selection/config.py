@@ -31,7 +31,7 @@ class AcceptanceConfig(_Strict):
     split: Literal["validation", "evolve"] = "validation"
     """Split the decision is made on; `evolve` only for the unregularized ablation."""
     greedy: bool = False
-    """Accept the candidate with the largest strictly positive ΔS; no band, floor or cost rule."""
+    """Accept the candidate with the largest ΔS > δ (δ = 0 in the unregularized preset); no floor or cost rule."""
     delta: float | Literal["bootstrap"] = "bootstrap"
     """Noise band δ: a fixed value, or `bootstrap` for z·SE of the paired score difference."""
     delta_z: float = Field(2.0, gt=0)

@@ -127,3 +127,11 @@ def test_unknown_allocator_lists_valid_ones():
     bad = AllocatorConfig.model_construct(**{**AllocatorConfig().model_dump(), "name": "greedy"})
     with pytest.raises(ConfigError, match="valid: successive_halving, ucb, thompson, uniform"):
         asyncio.run(allocate(bad, ["a"], "inc", ["t"], Oracle({}), Budget(), random.Random(0)))
+
+
+def test_dropped_candidates_get_storable_rejections():
+    res, _, _ = run(AllocatorConfig(name="ucb", minibatch=8), pool(5))
+    decisions = res.dropped_decisions()
+    assert {d.candidate_id for d in decisions} == set(res.dropped)
+    assert all(not d.accepted and d.reason.startswith("stopped early: ") for d in decisions)
+    assert all(d.stats["rollouts"] > 0 and "mean" in d.stats for d in decisions)
