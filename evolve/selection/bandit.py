@@ -180,9 +180,9 @@ def _plain_bound(d: np.ndarray, total: int, z: float) -> tuple[float, float, flo
     return mean, max(-1.0, mean - half), min(1.0, mean + half)
 
 
-def _z(confidence: float, comparisons: int) -> float:
-    """One-sided z with a Bonferroni correction over `comparisons`."""
-    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / max(1, comparisons))
+def _z(confidence: float) -> float:
+    """One-sided z of `confidence`."""
+    return NormalDist().inv_cdf(confidence)
 
 
 def _eliminate(s: _Session, alive: list[str], z: float, dropped: dict[str, str]) -> list[str]:
@@ -206,7 +206,6 @@ def _eliminate(s: _Session, alive: list[str], z: float, dropped: dict[str, str])
 
 async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) -> tuple[list[str], str]:
     cfg, alive = s.cfg, list(s.candidates)
-    z_keep = z
     target = min(cfg.minibatch, s.N)
     while True:
         await s.extend({c: target for c in alive})
@@ -221,7 +220,7 @@ async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) ->
         ranked = sorted(alive, key=lambda c: -s.bounds(c, z)[0])
         kept = ranked[:keep]
         for rank, cid in enumerate(ranked[keep:], start=keep + 1):
-            if s.pair_bounds(cid, ranked[0], z_keep)[2] >= 0:  # not clearly behind: halving may not drop it
+            if s.pair_bounds(cid, ranked[0], z)[2] >= 0:  # not clearly behind: halving may not drop it
                 kept.append(cid)
             else:
                 dropped[cid] = f"halved out after {s.seen[cid]} tasks: rank {rank} of {len(ranked)}"
@@ -359,7 +358,7 @@ async def allocate(cfg: SelectionConfig | AllocatorConfig, candidates: list[str]
     dropped: dict[str, str] = {}
     if not s.candidates or not s.N:
         return _finish(s, s.candidates, "nothing to evaluate", dropped, 0.0, None)
-    z = _z(acfg.confidence, 1)
+    z = _z(acfg.confidence)
     if acfg.name == "successive_halving":
         alive, reason = await _successive_halving(s, dropped, z)
     elif acfg.name == "ucb":
