@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolve.errors import ConfigError, describe_validation
 
-DEFAULT_BENCHMARK = "sentiment-products"
+DEFAULT_BENCHMARK = "extract-city"
 PRESETS = ("rrsi", "unregularized", "skilllift", "cobra")
 
 

@@ -194,6 +194,11 @@ class OperatorProposer:
         else:
             yield [set_("samples", 1, f"One sample instead of {c.samples} cuts policy tokens; tests whether the "
                                       f"vote is worth its cost.")]
+        if ctx.incumbent.examples:
+            other = "system" if c.examples_as == "turns" else "turns"
+            where = "inside the system prompt" if other == "system" else "as earlier chat turns"
+            yield [set_("examples_as", other, f"Showing the few-shot examples {where} may let this model use them "
+                                              f"(small models react differently to in-prompt lists and to turns).")]
         if c.max_tokens < 1024:
             yield [set_("max_tokens", min(1024, c.max_tokens * 2),
                         f"Answers may be cut off before the final answer; max_tokens {c.max_tokens}→"

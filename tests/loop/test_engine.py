@@ -120,7 +120,7 @@ def test_dry_run_calls_no_model(tmp_path):
     result = CliRunner().invoke(app, ["run", "--dry-run", "--model", "mock"])
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    assert plan["benchmark"] == "sentiment-products" and plan["estimate"]
+    assert plan["benchmark"] == "extract-city" and plan["estimate"]
 
 
 def _wait_for_run(db: str, run_id: str, proc: subprocess.Popen) -> None:
