@@ -53,7 +53,8 @@ def outcome(kind: str, args: list[str], allowed: tuple[int, ...] = (0, 2)) -> in
     assert result.exit_code in allowed, (args, result.output, result.exception)
     assert "Traceback" not in result.output, (args, result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
-    if result.exit_code == 2 and "Usage:" not in result.stderr:
+    usage_error = "Usage:" in result.stderr or "─ Error ─" in result.stderr  # click's own argument parsing
+    if result.exit_code == 2 and not usage_error:
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), (args, result.stderr)
     counts = CASES.setdefault(kind, {"cases": 0, "errors": 0})
