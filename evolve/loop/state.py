@@ -53,6 +53,8 @@ class LoopState(BaseModel):
     rollouts_spent: int = 0
     rubric: dict[str, Any] | None = None
     rubric_version: int = 0
+    rubric_agreement: float | None = None
+    """Agreement of the current rubric with the oracle at the last re-alignment."""
     surrogate_history: list[dict[str, Any]] = Field(default_factory=list)
     """(candidate text, oracle score) pairs that train the learned surrogate."""
     stopped: str | None = None

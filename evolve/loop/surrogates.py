@@ -18,37 +18,52 @@ def candidate_text(h: Harness) -> str:
 
 
 async def screen(engine: Engine, t: int, cands: list[Cand], st: LoopState) -> list[Cand]:
-    """Rank candidates by the surrogates; only the top_k get oracle rollouts."""
+    """Rank candidates by the usable surrogates (evolve.selection.screen); only the top_k get oracle
+    rollouts. A rubric that cannot tell drafts apart or disagreed with the oracle is ignored."""
+    from evolve.selection.screen import screen as rank_drafts
+
     sur = engine.sel.surrogate
     if not cands:
         return cands
     texts = [candidate_text(c.harness) for c in cands]
-    if sur.rubric:
-        from evolve.selection import rubric
-
-        await _ensure_rubric(engine, t, st)
-        scores = await rubric.score(engine.parts.helper, rubric.Rubric.model_validate(st.rubric), texts)
-        for c, s in zip(cands, scores, strict=True):
-            c.surrogate = s.score
-            engine.store.add_surrogate_score(c.id, "rubric", s.score, rubric_version=st.rubric_version,
-                                             details={"hits": s.hits, "fallback": s.fallback})
-    if sur.learned and len(st.surrogate_history) >= 2:
-        from evolve.selection import learned
-
-        model = learned.LearnedSurrogate()
-        model.observe([h["text"] for h in st.surrogate_history], [h["score"] for h in st.surrogate_history])
-        for c, value in zip(cands, model.rank(texts), strict=True):
-            engine.store.add_surrogate_score(c.id, "learned", float(value))
-            c.surrogate = float(value) if c.surrogate is None else (c.surrogate + float(value)) / 2
-    if sur.top_k is None or len(cands) <= sur.top_k or all(c.surrogate is None for c in cands):
-        return cands
-    ranked = sorted(cands, key=lambda c: (-(c.surrogate or 0.0), c.slot))
+    rubric_scores = await _rubric_scores(engine, t, cands, texts, st) if sur.rubric else None
+    learned_scores = _learned_scores(engine, cands, texts, st) if sur.learned else None
+    chosen = rank_drafts(len(cands), sur.top_k, rubric_scores=rubric_scores, rubric_agreement=st.rubric_agreement,
+                         learned_scores=learned_scores)
+    ranked = [cands[i] for i in chosen.order]
     for rank, c in enumerate(ranked[sur.top_k:], start=sur.top_k + 1):
         engine.store.update_candidate(c.id, status="rejected_acceptance",
-                                      reason=f"surrogate screen: rank {rank} of {len(ranked)} (top {sur.top_k} "
-                                             f"get oracle rollouts)")
+                                      reason=f"surrogate screen ({chosen.basis}): rank {rank} of {len(ranked)} "
+                                             f"(top {sur.top_k} get oracle rollouts)")
         st.record(t, c.id, c.edits, "screened_out", None)
     return ranked[: sur.top_k]
+
+
+async def _rubric_scores(engine: Engine, t: int, cands: list[Cand], texts: list[str], st: LoopState) -> list[float]:
+    from evolve.selection import rubric
+
+    await _ensure_rubric(engine, t, st)
+    scores = await rubric.score(engine.parts.helper, rubric.Rubric.model_validate(st.rubric), texts)
+    for c, s in zip(cands, scores, strict=True):
+        c.surrogate = s.score
+        engine.store.add_surrogate_score(c.id, "rubric", s.score, rubric_version=st.rubric_version,
+                                         details={"hits": s.hits, "fallback": s.fallback})
+    return [s.score for s in scores]
+
+
+def _learned_scores(engine: Engine, cands: list[Cand], texts: list[str], st: LoopState) -> list[float] | None:
+    """COBRA-style prediction + LinUCB bonus, trained on this run's oracle results (None before 2 results)."""
+    from evolve.selection import learned
+
+    history = [h for h in st.surrogate_history if h["score"] is not None]
+    if len(history) < 2:
+        return None
+    model = learned.LearnedSurrogate()
+    model.observe([h["text"] for h in history], [h["score"] for h in history])
+    values = [float(v) for v in model.rank(texts)]
+    for c, value in zip(cands, values, strict=True):
+        engine.store.add_surrogate_score(c.id, "learned", value)
+    return values
 
 
 async def _ensure_rubric(engine: Engine, t: int, st: LoopState) -> None:
@@ -93,3 +108,5 @@ async def realign(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, 
         engine.store.add_rubric(engine.run_id, version.rubric.version, t, version.rubric.model_dump(mode="json"),
                                 version.agreement)
     st.rubric, st.rubric_version = result.rubric.model_dump(mode="json"), result.rubric.version
+    st.rubric_agreement = next((v.agreement for v in result.versions if v.rubric == result.rubric),
+                               result.agreement)
