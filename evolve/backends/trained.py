@@ -1,7 +1,8 @@
 """`trained:DIR`: a proposer fine-tuned by `evolve train-proposer`, run with transformers on the CPU.
 
 The folder holds `manifest.json`; the base model plus LoRA adapter (merged at load) or the full
-weights are loaded on the first request. Generation is greedy at temperature 0, sampled otherwise
+weights are loaded on the first request. Prompts are cut as in training (`fit_prompt` to the trained prompt window).
+Generation is greedy at temperature 0, sampled otherwise
 (seeded by `Request.seed`); it stops at `<|im_end|>` and honours `max_tokens`. There is no
 constrained decoding: `json_schema` is ignored and the proposer's parser and repair loop handle
 the reply. A failed request becomes a Completion with `error` set.
@@ -81,13 +82,15 @@ class TrainedBackend:
     def _generate(self, request: Request) -> tuple[str, Usage]:
         import torch
 
-        from evolve.train.model import prompt_ids
+        from evolve.train.model import fit_prompt, prompt_ids
 
         model, tokenizer, manifest = self._ensure()
         limit = int(getattr(model.config, "max_position_embeddings", 2048) or 2048)
-        room = max(1, min(request.max_tokens, limit // 2))
-        keep = min(limit - room, int(manifest.config.get("max_length") or limit))
-        ids = prompt_ids(tokenizer, list(request.messages))[-keep:]
+        window = int(manifest.config["max_length"]) - int(manifest.config["max_reply"])
+        ids = fit_prompt(prompt_ids(tokenizer, list(request.messages)), min(window, limit // 2))
+        room = max(0, min(request.max_tokens, limit - len(ids)))
+        if room == 0:
+            raise ValueError("max_tokens must be at least 1")
         kwargs: dict[str, Any] = {"max_new_tokens": room, "eos_token_id": model.config.eos_token_id,
                                   "pad_token_id": tokenizer.pad_token_id}
         if request.temperature > 0:

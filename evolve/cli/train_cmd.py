@@ -67,6 +67,7 @@ def train_proposer(
     seed: SeedOption = 0,
     heldout: HeldoutOption = 0.25,
     lora: Annotated[bool, typer.Option("--lora/--full", help="LoRA adapter (peft) or all weights.")] = True,
+    threads: Annotated[int | None, typer.Option("--threads", min=1, help="torch CPU threads.")] = None,
 ) -> None:
     """Fine-tune the proposer model on the lineage of some runs (needs the `train` extra)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -78,7 +79,7 @@ def train_proposer(
         raise ConfigError(f"--method {method!r} is unknown; valid: dpo, rwsft")
     require_train_extra("evolve train-proposer")
     cfg = TrainConfig(method=method, base=base, epochs=epochs, lr=lr, batch=batch, max_steps=max_steps,
-                      seed=seed, lora=lora, max_length=max_length)
+                      seed=seed, lora=lora, max_length=max_length, threads=threads)
     data = _dataset(db, runs, seed, heldout)
     err_console.print(f"data: {data.sizes()}", markup=False, highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

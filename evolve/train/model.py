@@ -115,3 +115,12 @@ def prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
     """Token ids of the chat `messages` with the assistant turn opened."""
     ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
     return list(ids["input_ids"] if isinstance(ids, dict) else ids)
+
+
+def fit_prompt(ids: list[int], window: int) -> list[int]:
+    """`ids` cut to `window` tokens: the first quarter (instructions) and the rest from the end
+    (the latest context). Training and generation cut prompts the same way."""
+    if len(ids) <= window:
+        return ids
+    head = window // 4
+    return ids[:head] + ids[len(ids) - (window - head):]

@@ -2,15 +2,16 @@
 
 LoRA adapters come from peft (default); `lora=False` trains all weights. Examples are processed
 one at a time with gradient accumulation over `batch` (no padding; CPU-friendly), prompts are
-truncated from the left to fit `max_length`, and only the reply tokens are scored.
+cut by `fit_prompt` to `max_length - max_reply` tokens, and only the reply tokens are scored.
 
 - `rwsft`: loss = Σ w_i · NLL_i / Σ w_i over samples with reward > 0 (w = reward; NLL = mean token
   negative log-likelihood of the reply).
 - `dpo`: loss = −log σ(β · [(log π(c) − log π_ref(c)) − (log π(r) − log π_ref(r))]); the reference
   log-probabilities are computed once with the untrained model before the first step.
 
-The output folder holds `manifest.json` (TrainManifest), the tokenizer, and `adapter/` (LoRA) or
-`model/` (full weights); `checkpoints/step-N/` after each epoch.
+The output folder holds `manifest.json` (TrainManifest) and either `adapter/` (LoRA, with the
+tokenizer beside it) or `model/` (a complete Hugging Face model folder with its tokenizer);
+`checkpoints/step-N/` for the intermediate checkpoints.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evolve.errors import ConfigError, MissingExtraError
 from evolve.train.dataset import ProposerDataset
-from evolve.train.model import IM_END, has_peft, load_model, prompt_ids, require_train_extra
+from evolve.train.model import IM_END, fit_prompt, has_peft, load_model, prompt_ids, require_train_extra
 
 Method = Literal["dpo", "rwsft"]
 MANIFEST = "manifest.json"
@@ -49,7 +50,24 @@ class TrainConfig(BaseModel):
     lora_r: int = Field(8, ge=1)
     beta: float = Field(0.1, gt=0)
     max_length: int = Field(1024, ge=16)
+    """Tokens per example (prompt + reply)."""
+    max_reply: int = Field(384, ge=4)
+    """Reply tokens kept; the prompt gets `max_length - max_reply` (see `fit_prompt`)."""
     min_examples: int = Field(2, ge=1)
+    threads: int | None = Field(None, ge=1)
+    """torch CPU threads (None: torch's default)."""
+    checkpoints: int = Field(2, ge=0)
+    """Intermediate checkpoints, evenly spaced over the steps (the final weights are always saved)."""
+
+    @model_validator(mode="after")
+    def _window(self) -> TrainConfig:
+        if self.max_reply >= self.max_length:
+            raise ValueError(f"max_reply ({self.max_reply}) must be below max_length ({self.max_length})")
+        return self
+
+    @property
+    def prompt_window(self) -> int:
+        return self.max_length - self.max_reply
 
 
 class TrainManifest(BaseModel):
@@ -77,10 +95,11 @@ class TrainManifest(BaseModel):
 Progress = Callable[[int, int, float], None]
 
 
-def _encode(tokenizer: Any, messages: list[dict[str, str]], reply: str, max_length: int) -> tuple[list[int], int]:
-    """Token ids of prompt + reply (prompt cut from the left) and the number of reply tokens."""
-    reply_ids = tokenizer(reply + IM_END, add_special_tokens=False)["input_ids"][: max_length - 8]
-    prompt = prompt_ids(tokenizer, messages)[-(max_length - len(reply_ids)):]
+def _encode(tokenizer: Any, messages: list[dict[str, str]], reply: str, cfg: TrainConfig) -> tuple[list[int], int]:
+    """Token ids of prompt + reply and the number of reply tokens (the reply cut to `max_reply`, the
+    prompt to `max_length - max_reply` by `fit_prompt`)."""
+    reply_ids = tokenizer(reply + IM_END, add_special_tokens=False)["input_ids"][: cfg.max_reply]
+    prompt = fit_prompt(prompt_ids(tokenizer, messages), cfg.prompt_window)
     return prompt + reply_ids, len(reply_ids)
 
 
@@ -101,14 +120,14 @@ def _examples(data: ProposerDataset, cfg: TrainConfig, tokenizer: Any) -> list[d
         if len(found) < cfg.min_examples:
             raise ConfigError(f"too little data for rwsft: {len(found)} training sample(s) with reward > 0 in "
                               f"runs {','.join(data.runs)} (minimum {cfg.min_examples}); add runs to --runs")
-        return [{"ids": _encode(tokenizer, s.messages, s.reply, cfg.max_length), "weight": s.reward}
+        return [{"ids": _encode(tokenizer, s.messages, s.reply, cfg), "weight": s.reward}
                 for s in found]
     if len(data.pairs) < cfg.min_examples:
         raise ConfigError(f"too little data for dpo: {len(data.pairs)} training preference pair(s) in runs "
                           f"{','.join(data.runs)} (minimum {cfg.min_examples}); add runs to --runs or use "
                           "--method rwsft")
-    return [{"chosen": _encode(tokenizer, p.messages, p.chosen, cfg.max_length),
-             "rejected": _encode(tokenizer, p.messages, p.rejected, cfg.max_length)} for p in data.pairs]
+    return [{"chosen": _encode(tokenizer, p.messages, p.chosen, cfg),
+             "rejected": _encode(tokenizer, p.messages, p.rejected, cfg)} for p in data.pairs]
 
 
 def _loss(model: Any, ex: dict[str, Any], cfg: TrainConfig) -> Any:
@@ -137,7 +156,7 @@ def _with_lora(model: Any, cfg: TrainConfig) -> Any:
 def _save(model: Any, tokenizer: Any, folder: Path, cfg: TrainConfig) -> str:
     weights = "adapter" if cfg.lora else "model"
     model.save_pretrained(folder / weights)
-    tokenizer.save_pretrained(folder)
+    tokenizer.save_pretrained(folder / weights if weights == "model" else folder)
     return weights
 
 
@@ -149,6 +168,8 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
     train_part = data.part("train")
     out = Path(out)
     torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     model, tokenizer = load_model(cfg.base)
     examples = _examples(train_part, cfg, tokenizer)
     if cfg.method == "dpo":
@@ -184,9 +205,8 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
             losses.append(round(step_loss, 6))
             if progress:
                 progress(step, total, step_loss)
-        model.eval()
-        _save(model, tokenizer, out / "checkpoints" / f"step-{step}", cfg)
-        model.train()
+            if cfg.checkpoints and step < total and step % max(1, total // (cfg.checkpoints + 1)) == 0:
+                _save(model, tokenizer, out / "checkpoints" / f"step-{step}", cfg)
     model.eval()
     weights = _save(model, tokenizer, out, cfg)
     manifest = _manifest(data, cfg, weights, step, losses)

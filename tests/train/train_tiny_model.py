@@ -25,7 +25,7 @@ def make_tiny_model(folder: Path, corpus: list[str], seed: int = 0) -> Path:
                                    pad_token="<|endoftext|>", unk_token="<|endoftext|>")
     fast.chat_template = CHATML
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    config = LlamaConfig(vocab_size=len(fast), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
                          eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id,
                          bos_token_id=fast.bos_token_id, tie_word_embeddings=True)
