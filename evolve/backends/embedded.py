@@ -76,6 +76,13 @@ class _SharedModel:
         self.llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=n_threads, verbose=False)
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def shared_model(path: Path | None = None) -> _SharedModel:
     """Load (once per process) and return the shared model for `path` (default: the SmolLM2 GGUF)."""
     if importlib.util.find_spec("llama_cpp") is None:
@@ -86,7 +93,7 @@ def shared_model(path: Path | None = None) -> _SharedModel:
     key = str(path)
     with _load_lock:
         if key not in _models:
-            _models[key] = _SharedModel(path, n_threads=os.cpu_count() or 1)
+            _models[key] = _SharedModel(path, n_threads=usable_cores())
         return _models[key]
 
 

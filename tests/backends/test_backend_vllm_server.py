@@ -79,7 +79,7 @@ def test_server_process_starts_logs_and_stops(tmp_path):
         assert server.wait_healthy(timeout_s=20, poll_s=0.1) == ["fake-model"]
         pid = server.process.pid
     assert server.process.returncode is not None  # stopped by SIGTERM
-    assert "serving on" in log.read_text()
+    assert "serving fake-model on" in log.read_text()
     with pytest.raises(ProcessLookupError):
         __import__("os").kill(pid, 0)
 
@@ -111,3 +111,26 @@ def test_missing_executable_is_a_clear_error(tmp_path):
     server = ServerProcess([str(tmp_path / "no-such-vllm")], "http://127.0.0.1:1/v1", tmp_path / "log")
     with pytest.raises(BackendError, match="cannot start"):
         server.start()
+
+
+@pytest.mark.gpu
+def test_real_vllm_server_answers_through_litellm(tmp_path):
+    """Start `vllm serve` on a small model (EVOLVE_TEST_VLLM_MODEL) and complete one request through litellm."""
+    import asyncio
+    import os
+
+    from evolve.backends import Request, get_backend
+    from evolve.backends.vllm_server import vllm_executable
+
+    model = os.environ.get("EVOLVE_TEST_VLLM_MODEL", "Qwen/Qwen2.5-0.5B-Instruct")
+    port = _free_port()
+    command = serve_command(model, port=port, gpu_memory_utilization=0.3, max_model_len=2048,
+                            executable=vllm_executable())
+    with ServerProcess(command, api_base_for("127.0.0.1", port), tmp_path / "vllm.log") as server:
+        [served] = server.wait_healthy(timeout_s=600, poll_s=2)
+        backend = get_backend(f"hosted_vllm/{served}", api_base=server.api_base, cache=False)
+        request = Request(messages=({"role": "system", "content": "Answer briefly."},
+                                    {"role": "user", "content": "What is the capital of France?"}), max_tokens=16)
+        [done] = asyncio.run(backend.complete([request]))
+    assert done.ok, done.error
+    assert "paris" in done.text.lower() and done.usage.completion_tokens > 0

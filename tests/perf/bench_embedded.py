@@ -1,0 +1,101 @@
+"""Throughput of the embedded backend through evolve's path against a raw llama-cpp-python loop.
+
+Both sides run the same 30 short chat prompts (greedy, max_tokens 32) on the same loaded model, in
+one process, interleaved over several rounds so that machine noise hits both alike. Evolve's side
+goes through `get_backend("embedded", cache=False)` wrapped in `MeteredBackend`, one batch per round
+(as a rollout batch is sent); the raw side calls `Llama.create_completion` in a plain loop, once on
+the main thread and once on a fresh worker thread (on a loaded machine llama.cpp can run much slower
+on the main thread; comparing with the faster raw loop keeps the ratio honest).
+
+Prints `name: value` lines; `embedded_saturation` = evolve tokens/s divided by the faster raw loop's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from evolve.backends import MeteredBackend, Request, get_backend
+from evolve.backends.embedded import IM_END, SAMPLING, render_chatml, shared_model
+
+SYSTEM = "You are a helpful assistant. Answer in one short sentence."
+QUESTIONS = [
+    "What is the capital of France?", "Name a primary color.", "What do bees make?",
+    "How many legs does a spider have?", "What is 7 times 8?", "Which animal says moo?",
+    "What is the opposite of hot?", "Name a planet in our solar system.", "What do plants need to grow?",
+    "What color is grass?", "What is frozen water called?", "Name a musical instrument.",
+    "What is the largest ocean?", "How many days are in a week?",
+    "What is the boiling point of water in Celsius?", "Name a fruit that is yellow.",
+    "What do you use to write on paper?", "Which season comes after winter?", "What is the sun?",
+    "Name a bird that cannot fly.", "What is a baby cat called?", "What language is spoken in Spain?",
+    "How many hours are in a day?", "What gas do humans breathe in?", "Name a tool for cutting paper.",
+    "What is the tallest animal?", "What is 12 plus 30?", "Which metal is liquid at room temperature?",
+    "What do cows drink?", "Name a shape with three sides.",
+]
+MAX_TOKENS = 32
+ROUNDS = 2
+
+
+def _messages(question: str) -> tuple[dict[str, str], ...]:
+    return ({"role": "system", "content": SYSTEM}, {"role": "user", "content": question})
+
+
+def run_evolve(backend: MeteredBackend) -> tuple[int, float]:
+    requests = [Request(messages=_messages(q), max_tokens=MAX_TOKENS) for q in QUESTIONS]
+    start = time.perf_counter()
+    completions = asyncio.run(backend.complete(requests))
+    elapsed = time.perf_counter() - start
+    if not all(c.ok for c in completions):
+        raise SystemExit(f"embedded backend failed: {next(c.error for c in completions if not c.ok)}")
+    return sum(c.usage.completion_tokens for c in completions), elapsed
+
+
+def run_raw(llm) -> tuple[int, float]:
+    prompts = [render_chatml(_messages(q)) for q in QUESTIONS]
+    start = time.perf_counter()
+    tokens = 0
+    for prompt in prompts:
+        out = llm.create_completion(prompt, max_tokens=MAX_TOKENS, temperature=0.0, stop=[IM_END], **SAMPLING)
+        tokens += out["usage"]["completion_tokens"]
+    return tokens, time.perf_counter() - start
+
+
+def run_raw_in_thread(llm) -> tuple[int, float]:
+    result: list[tuple[int, float]] = []
+    worker = threading.Thread(target=lambda: result.append(run_raw(llm)))
+    worker.start()
+    worker.join()
+    return result[0]
+
+
+def main() -> None:
+    start = time.perf_counter()
+    backend = MeteredBackend(get_backend("embedded", cache=False))
+    load_s = time.perf_counter() - start
+    llm = shared_model().llm
+    run_raw(llm)  # warm-up (first calls allocate buffers)
+    sides = {
+        "evolve": lambda: run_evolve(backend),
+        "raw_main_thread": lambda: run_raw(llm),
+        "raw_worker_thread": lambda: run_raw_in_thread(llm),
+    }
+    totals = {side: [0, 0.0] for side in sides}
+    for _ in range(ROUNDS):
+        for side, fn in sides.items():
+            tokens, elapsed = fn()
+            totals[side][0] += tokens
+            totals[side][1] += elapsed
+    tps = {side: tokens / elapsed for side, (tokens, elapsed) in totals.items()}
+    raw_best = max(tps["raw_main_thread"], tps["raw_worker_thread"])
+    print(f"embedded_load_s: {load_s:.3f}")
+    print(f"embedded_prompts_per_side: {len(QUESTIONS) * ROUNDS}")
+    for side, (tokens, _) in totals.items():
+        print(f"embedded_{side}_tokens: {tokens}")
+    for side, value in tps.items():
+        print(f"embedded_{side}_tokens_per_s: {value:.1f}")
+    print(f"embedded_saturation: {tps['evolve'] / raw_best:.3f}")
+
+
+if __name__ == "__main__":
+    main()
