@@ -130,8 +130,8 @@ def test_sigkill_at_seeded_statements_then_resume_loses_and_duplicates_nothing(t
 
 @pytest.mark.slow
 def test_sigkill_sweep(tmp_path):
-    """The longer sweep (EVOLVE_KILL_TRIALS trials, default 40); prints its figures."""
-    trials = int(os.environ.get("EVOLVE_KILL_TRIALS", "40"))
+    """The longer sweep (EVOLVE_KILL_TRIALS trials, default 30); prints its figures."""
+    trials = int(os.environ.get("EVOLVE_KILL_TRIALS", "30"))
     figures = kill_and_resume_trials(tmp_path, trials=trials, seed=2024)
     print(f"kill sweep: {json.dumps(figures)}")
     assert figures["trials"] == trials

@@ -140,6 +140,9 @@ def test_run_with_30_percent_faults_finishes_with_a_complete_lineage(tmp_path):
         if c.status != "rejected_invalid":
             assert c.id in decided or store.critiques(c.id), c.id
     assert sum(summary["candidates"].values()) == len(cands)
+    print(f"\nfaults: policy {dict(policy.injected)} injected, {policy.passed} passed; helper {dict(helper.injected)} "
+          f"injected, {helper.passed} passed; rollouts {len(rollouts)}, failed {summary['failed_by_kind']}, "
+          f"unparsed {sum(not r.parsed and not r.error for r in rollouts)}; candidates {summary['candidates']}")
 
 
 def test_faulty_run_is_reproducible(tmp_path):
