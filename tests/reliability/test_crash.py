@@ -75,6 +75,7 @@ def killed_child(db: str, faulty: bool, kill_at: int) -> int:
     pid = os.fork()
     if pid == 0:  # the child never returns into pytest
         code = 0
+        signal.alarm(300)  # a child stuck on a lock inherited through fork dies instead of hanging the test
         try:
             with StatementCounter(kill_at):
                 start_or_resume(db, faulty)
