@@ -2,8 +2,9 @@
 
 `evaluate` renders every (task, trial, sample) conversation, sends each turn of all of them as one
 batch to `backend.complete`, runs JSON tool calls between turns (up to `control.max_turns`),
-extracts the answer (`control.answer`), scores it, and combines samples by majority vote. A failed
-call or tool is a scored failure (reward 0, error kept), never an exception.
+extracts the answer (`control.answer`), scores it, and combines samples by majority vote (at
+temperature 0 one sample stands for all). A failed call or tool is a scored failure (reward 0,
+error kept), never an exception.
 """
 
 from __future__ import annotations
@@ -113,9 +114,14 @@ def sample_seed(seed: int, task_id: str, trial: int, sample: int) -> int:
     return int(digest[:8], 16) % (2**31)
 
 
+def effective_samples(harness: Harness) -> int:
+    """Samples actually drawn: greedy decoding (temperature 0) gives the same text every time, so one."""
+    return harness.control.samples if harness.control.temperature > 0 else 1
+
+
 def _request(harness: Harness, conv: _Conversation, seed: int) -> Request:
     control = harness.control
-    sampled = control.temperature > 0 or control.samples > 1
+    sampled = control.temperature > 0
     return Request(
         messages=tuple(conv.messages), role="policy", temperature=control.temperature,
         max_tokens=control.max_tokens, seed=sample_seed(seed, conv.task.id, conv.trial, conv.sample) if sampled
@@ -212,10 +218,10 @@ async def _finish(harness: Harness, group: list[_Conversation], verifier: Verifi
 async def _run_units(harness: Harness, units: list[tuple[Task, int]], backend: Backend, verifier: Verifier,
                      seed: int) -> list[RolloutResult]:
     groups = []
+    samples = effective_samples(harness)
     for task, trial in units:
         messages = render_messages(harness, task.input)
-        groups.append([_Conversation(task, trial, s, list(messages), len(messages) - 1)
-                       for s in range(harness.control.samples)])
+        groups.append([_Conversation(task, trial, s, list(messages), len(messages) - 1) for s in range(samples)])
     await _converse(harness, [c for g in groups for c in g], backend, seed)
     return [await _finish(harness, g, verifier) for g in groups]
 

@@ -74,6 +74,12 @@ def test_self_consistency_majority_vote():
     assert result.tokens_out == 5
 
 
+def test_greedy_samples_are_drawn_once():
+    backend = MockBackend(["positive"])
+    result = run(run_task(harness(samples=5, temperature=0.0), task(), backend, make_verifier("label")))
+    assert result.reward == 1.0 and len(backend.history) == 1 and backend.history[0].seed is None
+
+
 def test_vote_ignores_unparsed_and_breaks_ties_by_order():
     def r(norm):
         return (norm, VerifierResult(0.0, norm is not None, norm, ""))
