@@ -56,7 +56,7 @@ def test_embedded_json_schema_output_is_valid_json():
 @pytest.mark.embedded
 def test_embedded_prompt_too_long_is_a_failed_completion():
     backend = get_backend("embedded", cache=False)
-    [done] = asyncio.run(backend.complete([_ask("word " * 5000, max_tokens=8)]))
+    [done] = asyncio.run(backend.complete([_ask("word " * 12000, max_tokens=8)]))
     assert not done.ok and "context" in done.error
     assert done.text == ""
 
