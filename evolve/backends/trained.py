@@ -60,12 +60,27 @@ class TrainedBackend:
         read_manifest(folder)
         self.folder = folder
         self.name = name or f"trained:{folder}"
-        self._model: tuple[Any, Any, Any] | None = None
+        self._model: tuple[Any, Any, int] | None = None
         self._gen_lock = threading.Lock()
 
-    def _ensure(self) -> tuple[Any, Any, Any]:
+    @classmethod
+    def from_base(cls, base: str, *, window: int = 1152, name: str | None = None) -> TrainedBackend:
+        """The untrained `base` model (`embedded` or a model folder) with the same generation code,
+        prompts cut to `window` tokens: the baseline a fine-tuned proposer is compared with."""
+        from evolve.train.model import load_model
+
+        self = cls.__new__(cls)
+        self.folder, self.name, self._gen_lock = Path(base), name or f"base:{base}", threading.Lock()
+        model, tokenizer = load_model(base)
+        model.eval()
+        self._model = (model, tokenizer, window)
+        return self
+
+    def _ensure(self) -> tuple[Any, Any, int]:
         if self._model is None:
-            self._model = load_trained(self.folder)
+            model, tokenizer, manifest = load_trained(self.folder)
+            window = int(manifest.config["max_length"]) - int(manifest.config["max_reply"])
+            self._model = (model, tokenizer, window)
         return self._model
 
     def complete_one(self, request: Request) -> Completion:
@@ -84,9 +99,8 @@ class TrainedBackend:
 
         from evolve.train.model import fit_prompt, prompt_ids
 
-        model, tokenizer, manifest = self._ensure()
+        model, tokenizer, window = self._ensure()
         limit = int(getattr(model.config, "max_position_embeddings", 2048) or 2048)
-        window = int(manifest.config["max_length"]) - int(manifest.config["max_reply"])
         ids = fit_prompt(prompt_ids(tokenizer, list(request.messages)), min(window, limit // 2))
         room = max(0, min(request.max_tokens, limit - len(ids)))
         if room == 0:

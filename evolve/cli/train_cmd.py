@@ -64,6 +64,7 @@ def train_proposer(
     batch: Annotated[int, typer.Option("--batch", min=1, help="Examples per optimizer step.")] = 2,
     max_steps: Annotated[int | None, typer.Option("--max-steps", min=1)] = None,
     max_length: Annotated[int, typer.Option("--max-length", min=16, help="Tokens per example.")] = 1024,
+    max_reply: Annotated[int, typer.Option("--max-reply", min=4, help="Reply tokens kept per example.")] = 384,
     seed: SeedOption = 0,
     heldout: HeldoutOption = 0.25,
     lora: Annotated[bool, typer.Option("--lora/--full", help="LoRA adapter (peft) or all weights.")] = True,
@@ -79,7 +80,8 @@ def train_proposer(
         raise ConfigError(f"--method {method!r} is unknown; valid: dpo, rwsft")
     require_train_extra("evolve train-proposer")
     cfg = TrainConfig(method=method, base=base, epochs=epochs, lr=lr, batch=batch, max_steps=max_steps,
-                      seed=seed, lora=lora, max_length=max_length, threads=threads)
+                      seed=seed, lora=lora, max_length=max_length, max_reply=max_reply,
+                      threads=threads)
     data = _dataset(db, runs, seed, heldout)
     err_console.print(f"data: {data.sizes()}", markup=False, highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
