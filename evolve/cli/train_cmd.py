@@ -69,6 +69,7 @@ def train_proposer(
     heldout: HeldoutOption = 0.25,
     lora: Annotated[bool, typer.Option("--lora/--full", help="LoRA adapter (peft) or all weights.")] = True,
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="torch CPU threads.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto | cpu | cuda | cuda:N")] = "auto",
 ) -> None:
     """Fine-tune the proposer model on the lineage of some runs (needs the `train` extra)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -81,7 +82,7 @@ def train_proposer(
     require_train_extra("evolve train-proposer")
     cfg = TrainConfig(method=method, base=base, epochs=epochs, lr=lr, batch=batch, max_steps=max_steps,
                       seed=seed, lora=lora, max_length=max_length, max_reply=max_reply,
-                      threads=threads)
+                      threads=threads, device=device)
     data = _dataset(db, runs, seed, heldout)
     err_console.print(f"data: {data.sizes()}", markup=False, highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -54,6 +54,8 @@ class TrainConfig(BaseModel):
     max_reply: int = Field(384, ge=4)
     """Reply tokens kept; the prompt gets `max_length - max_reply` (see `fit_prompt`)."""
     min_examples: int = Field(2, ge=1)
+    device: str = "auto"
+    """torch device: auto (cuda when available, else cpu), cpu, cuda, cuda:N."""
     threads: int | None = Field(None, ge=1)
     """torch CPU threads (None: torch's default)."""
     checkpoints: int = Field(2, ge=0)
@@ -107,7 +109,7 @@ def reply_logprob(model: Any, ids: list[int], n_reply: int) -> tuple[Any, Any]:
     """(sum, mean) log-probability of the last `n_reply` tokens of `ids` under `model`."""
     import torch
 
-    input_ids = torch.tensor([ids])
+    input_ids = torch.tensor([ids], device=next(model.parameters()).device)
     logits = model(input_ids=input_ids, logits_to_keep=n_reply + 1).logits[0, :-1]
     targets = input_ids[0, -n_reply:]
     logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None])[:, 0]
@@ -153,6 +155,14 @@ def _with_lora(model: Any, cfg: TrainConfig) -> Any:
     return get_peft_model(model, config)
 
 
+def _device(name: str) -> str:
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
+
+
 def _save(model: Any, tokenizer: Any, folder: Path, cfg: TrainConfig) -> str:
     weights = "adapter" if cfg.lora else "model"
     model.save_pretrained(folder / weights)
@@ -172,6 +182,7 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
         torch.set_num_threads(cfg.threads)
     model, tokenizer = load_model(cfg.base)
     examples = _examples(train_part, cfg, tokenizer)
+    model.to(_device(cfg.device))
     if cfg.method == "dpo":
         model.eval()
         with torch.no_grad():
@@ -180,6 +191,7 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
                              reply_logprob(model, *ex["rejected"])[0].item())
     if cfg.lora:
         model = _with_lora(model, cfg)
+    model.to(_device(cfg.device))
     model.train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     per_epoch = math.ceil(len(examples) / cfg.batch)
@@ -208,6 +220,7 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
             if cfg.checkpoints and step < total and step % max(1, total // (cfg.checkpoints + 1)) == 0:
                 _save(model, tokenizer, out / "checkpoints" / f"step-{step}", cfg)
     model.eval()
+    model.to("cpu")
     weights = _save(model, tokenizer, out, cfg)
     manifest = _manifest(data, cfg, weights, step, losses)
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
