@@ -116,18 +116,24 @@ def reply_logprob(model: Any, ids: list[int], n_reply: int) -> tuple[Any, Any]:
     return logp.sum(), logp.mean()
 
 
-def _examples(data: ProposerDataset, cfg: TrainConfig, tokenizer: Any) -> list[dict[str, Any]]:
+def check_size(data: ProposerDataset, cfg: TrainConfig) -> None:
+    """ConfigError naming the counts when the training split is too small for `cfg.method`."""
     if cfg.method == "rwsft":
-        found = [s for s in data.samples if s.reward > 0]
-        if len(found) < cfg.min_examples:
-            raise ConfigError(f"too little data for rwsft: {len(found)} training sample(s) with reward > 0 in "
+        found = sum(1 for s in data.samples if s.reward > 0)
+        if found < cfg.min_examples:
+            raise ConfigError(f"too little data for rwsft: {found} training sample(s) with reward > 0 in "
                               f"runs {','.join(data.runs)} (minimum {cfg.min_examples}); add runs to --runs")
-        return [{"ids": _encode(tokenizer, s.messages, s.reply, cfg), "weight": s.reward}
-                for s in found]
-    if len(data.pairs) < cfg.min_examples:
+    elif len(data.pairs) < cfg.min_examples:
         raise ConfigError(f"too little data for dpo: {len(data.pairs)} training preference pair(s) in runs "
                           f"{','.join(data.runs)} (minimum {cfg.min_examples}); add runs to --runs or use "
                           "--method rwsft")
+
+
+def _examples(data: ProposerDataset, cfg: TrainConfig, tokenizer: Any) -> list[dict[str, Any]]:
+    check_size(data, cfg)
+    if cfg.method == "rwsft":
+        return [{"ids": _encode(tokenizer, s.messages, s.reply, cfg), "weight": s.reward}
+                for s in data.samples if s.reward > 0]
     return [{"chosen": _encode(tokenizer, p.messages, p.chosen, cfg),
              "rejected": _encode(tokenizer, p.messages, p.rejected, cfg)} for p in data.pairs]
 
@@ -177,6 +183,7 @@ def train(data: ProposerDataset, cfg: TrainConfig, out: str | Path, progress: Pr
 
     train_part = data.part("train")
     out = Path(out)
+    check_size(train_part, cfg)
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
