@@ -9,6 +9,7 @@ functions.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -127,6 +128,12 @@ class Proposer(Protocol):
         ...
 
 
+def _slug(name: str) -> str:
+    """A model's section/skill/tool name in the allowed form ("Answer Format" -> "answer-format")."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
+    return slug[:64] or name
+
+
 def _normalize_item(item: Any) -> Any:
     if not isinstance(item, dict):
         return item
@@ -138,6 +145,8 @@ def _normalize_item(item: Any) -> Any:
         out["target"] = str(int(target))
     elif isinstance(target, str) and not target.strip():
         out["target"] = None
+    elif isinstance(target, str) and out["component"] in ("system", "skill", "tool"):
+        out["target"] = _slug(target)
     if out.get("hypothesis") is None:
         out["hypothesis"] = ""
     out["hypothesis"] = str(out["hypothesis"])[:2000]
