@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import chdir
 from pathlib import Path
 
 import yaml
@@ -201,7 +202,11 @@ def test_cli_arguments(tmp_path_factory, command: list[str], args: list[str]):
     if "--db" not in args:
         args = [*args, "--db", str(db)]
     before = db_dump(db)
-    code = outcome("cli", [*command, *[a.replace("\x00", "") for a in args]])
+    work = root / "cwd"  # where default outputs (report.html, export/) of successful commands go
+    work.mkdir()
+    with chdir(work):
+        code = outcome("cli", [*command, *[a.replace("\x00", "") for a in args]])
     assert db_dump(db) == before  # reading commands never write; failing ones never do
     if code == 2:
         assert not out.exists() or not any(out.rglob("*")), "a failed command left files behind"
+        assert not any(work.iterdir()), "a failed command left files behind"
