@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "loop"))
 
-from engine_mocks import backends  # noqa: E402
+from engine_mocks import backends
 
-from evolve import api  # noqa: E402
-from evolve.store import LineageStore  # noqa: E402
+from evolve import api
+from evolve.store import LineageStore
 
 
 def main() -> None:

@@ -138,11 +138,12 @@ def test_agent_messages_and_run_with_a_backend(fx):
     assert messages[0]["role"] == "system" and "yes-no-questions" in messages[0]["content"]
     assert messages[-1] == {"role": "user", "content": "Is the sky green?"}
     assert agent.messages("Is the sky green?") == messages
-    backend = MockBackend(["no", "yes", "no"])  # c3b votes over 3 samples
+    assert agent.harness.control.samples == 3 and agent.harness.control.temperature == 0
+    backend = MockBackend(["no"])  # 3 greedy samples are identical: one request stands for all
     result = agent.run(Item(), model=backend)
     assert result.answer == "no" and result.error is None
-    assert result.usage["completion_tokens"] == 3 and result.usage["total"] > 3
-    assert len(backend.history) == 3 and list(backend.history[0].messages) == messages
+    assert result.usage["completion_tokens"] == 1 and result.usage["total"] > 1
+    assert len(backend.history) == 1 and list(backend.history[0].messages) == messages
     with pytest.raises(TypeError):
         agent.messages(42)
 
