@@ -87,8 +87,9 @@ async def main(args: argparse.Namespace) -> None:
             drafts = await _draft(backend, ctx, sample.messages, args.drafts, args.seed, args.max_tokens,
                                   args.repairs)
             results[name] += await _judge(parts, store, run_id, parent, drafts)
-            print(f"# {group} {name}: " + ", ".join(f"{'valid' if d.edits else 'invalid'}" for d in drafts),
-                  flush=True)
+            for d in drafts:
+                status = "valid" if d.edits else f"invalid ({(d.error or '')[:120]})"
+                print(f"# {group} {name}: {status}; reply starts {d.reply[:80]!r}", flush=True)
     for name in backends:
         _summary(name, results[name])
 
