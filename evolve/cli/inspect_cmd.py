@@ -18,7 +18,17 @@ from evolve.harness import diff_harnesses, render_files
 from evolve.report.export import EXPORT_FORMATS, export_candidate
 from evolve.report.status import any_live, run_overview, run_panel, runs_table
 from evolve.report.text import print_diff
-from evolve.report.tree import as_dot, as_mermaid, edit_line, lineage_json, load_lineage, rich_tree, score_text
+from evolve.report.tree import (
+    COMPACT_AFTER,
+    as_dot,
+    as_mermaid,
+    edit_line,
+    lineage_json,
+    load_lineage,
+    path_tree,
+    rich_tree,
+    score_text,
+)
 from evolve.store import LineageStore
 
 TREE_FORMATS = ("tree", "json", "dot", "mermaid")
@@ -41,6 +51,9 @@ def lineage(
     run_id = _run_id(store, run)
     if fmt == "json":
         typer.echo(lineage_json(store, run_id), nl=False)
+        return
+    if fmt == "tree" and store.count_candidates(run_id) > COMPACT_AFTER:
+        console.print(path_tree(store, run_id))
         return
     data = load_lineage(store, run_id)
     if fmt == "tree":

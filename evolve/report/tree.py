@@ -171,6 +171,35 @@ def _path_tree(lineage: Lineage) -> Tree:
     return root
 
 
+MAX_PATH_SHOWN = 100
+"""Steps of the best path drawn in the compact tree (the first 10 and the last ones)."""
+
+
+def path_tree(store: LineageStore, run_id: str) -> Tree:
+    """The compact tree of a large run, read with a few queries (no full load of the run): the path
+    to the best candidate, each step with its other children counted by verdict."""
+    best = best_id(store, run_id)
+    path = store.parent_chain(best) if best else []
+    nodes = {n["id"]: n for n in store.lineage_nodes(run_id, ids=path)}
+    counts = store.child_status_counts(run_id, path)
+    root = Tree(f"[bold]run {escape(run_id)}[/bold]  ({store.count_candidates(run_id)} candidates; the path to "
+                f"the best, {len(path)} steps, with the other candidates counted; --format json lists them all)")
+    hidden = range(10, len(path) - (MAX_PATH_SHOWN - 10)) if len(path) > MAX_PATH_SHOWN else range(0)
+    for index, cid in enumerate(path):
+        if index in hidden:
+            if index == hidden.start:
+                root.add(f"[dim]… {len(hidden)} more steps of the path (see --format json)[/]")
+            continue
+        node = root.add(_label(nodes[cid], hypotheses(nodes[cid]), best))
+        others = dict(counts.get(cid, {}))
+        if index + 1 < len(path):  # the next step of the path is drawn on its own
+            others[nodes[path[index + 1]]["status"]] -= 1
+        summary = ", ".join(f"{v} {STATUS_LABEL.get(k, k)}" for k, v in sorted(others.items()) if v > 0)
+        if summary:
+            node.add(f"[dim]{summary}[/]")
+    return root
+
+
 def as_json(lineage: Lineage) -> dict[str, Any]:
     """The lineage as one JSON-ready object (`candidates` in round order, `best`, `best_path`)."""
     return {"run_id": lineage.run_id, "best": lineage.best, "best_path": lineage.best_path(),

@@ -401,7 +401,25 @@ class LineageStore:
                  "stats": d.get("stats") or {}, "created_at": now} for d in decisions])
         return len(decisions)
 
-    def lineage_nodes(self, run_id: str) -> list[dict[str, Any]]:
+    def child_status_counts(self, run_id: str, parent_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Per parent id: how many children it has in each status (one grouped query)."""
+        c = s.Candidate.__table__
+        out: dict[str, dict[str, int]] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(parent_ids), 500):
+                chunk = list(parent_ids[start:start + 500])
+                stmt = (select(c.c.parent_id, c.c.status, func.count())
+                        .where(c.c.run_id == run_id, c.c.parent_id.in_(chunk)).group_by(c.c.parent_id, c.c.status))
+                for parent, status, n in conn.execute(stmt):
+                    out.setdefault(parent, {})[status] = n
+        return out
+
+    def count_candidates(self, run_id: str) -> int:
+        c = s.Candidate.__table__
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(c).where(c.c.run_id == run_id)).scalar_one()
+
+    def lineage_nodes(self, run_id: str, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Every candidate of a run as a plain JSON-ready dict with its edit summaries, in round/slot order.
 
         Keys: id, parent_id, round, slot, status, origin, reason, version (harness hash), val_score,
@@ -415,6 +433,8 @@ class LineageStore:
                        c.c.policy_tokens, e.c.op, e.c.component, e.c.target, e.c.hypothesis)
                 .select_from(c.outerjoin(e, e.c.candidate_id == c.c.id)).where(c.c.run_id == run_id)
                 .order_by(c.c.round, c.c.slot, c.c.id, e.c.position))
+        if ids is not None:
+            stmt = stmt.where(c.c.id.in_(list(ids)))
         nodes: list[dict[str, Any]] = []
         node: dict[str, Any] = {"id": None}
         with self.engine.connect() as conn:
@@ -429,8 +449,11 @@ class LineageStore:
                     node["edits"].append({"op": op, "component": component, "target": target,
                                           "hypothesis": hypothesis})
             d = s.Decision.__table__
-            ci = dict(conn.execute(select(d.c.candidate_id, d.c.stats)
-                                   .where(d.c.run_id == run_id, d.c.kind == "acceptance").order_by(d.c.id)).all())
+            dstmt = (select(d.c.candidate_id, d.c.stats)
+                     .where(d.c.run_id == run_id, d.c.kind == "acceptance").order_by(d.c.id))
+            if ids is not None:
+                dstmt = dstmt.where(d.c.candidate_id.in_(list(ids)))
+            ci = dict(conn.execute(dstmt).all())
         for n in nodes:
             stats = ci.get(n["id"]) or {}
             n["delta_ci"], n["delta_c"] = stats.get("ci_dS"), stats.get("dC")
