@@ -123,7 +123,7 @@ class Engine:
         cands = await steps.critique(self, t, incumbent, cands, st)
         cands = await surrogates.screen(self, t, cands, st)
         outcome = await steps.select(self, t, incumbent, cands, st, evolve_tasks)
-        await surrogates.realign(self, t, cands, outcome, st)
+        await surrogates.realign(self, t, incumbent, cands, outcome, st)
         if self.loop.pruner and outcome.get("accepted") is None:
             await ablation.prune(self, t, st)
         steps.remember(self, t, cands, outcome, evidence, st)

@@ -159,7 +159,7 @@ async def select(engine: Engine, t: int, incumbent: Harness, cands: list[Cand], 
     if st.best_ever is None:
         st.best_ever = inc_score
     st.incumbent_score = inc_score
-    outcome: dict[str, Any] = {"accepted": None, "scores": {st.incumbent_id: inc_score}}
+    outcome: dict[str, Any] = {"accepted": None, "scores": {st.incumbent_id: inc_score}, "partial": {}}
     if not cands:
         st.scores.append(inc_score)
         return outcome
@@ -172,6 +172,8 @@ async def select(engine: Engine, t: int, incumbent: Harness, cands: list[Cand], 
     for c in cands:
         if c.id not in alloc.survivors:
             stopped[c.id] = alloc.dropped.get(c.id, "not among the allocator's survivors")
+            seen = alloc.rewards.get(c.id, {})
+            outcome["partial"][c.id] = sum(seen.values()) / len(seen) if seen else None
             continue
         records = await engine.oracle.evaluate(c.harness, bench, split, tasks, candidate_id=c.id)
         nu = novelty.structural_novelty([e.component for e in c.edits], st.accepted_counts)

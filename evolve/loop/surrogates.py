@@ -87,15 +87,21 @@ def _forbidden(engine: Engine) -> list[str]:
     return sorted({task.target for task in bench.split("evolve") if task.target not in (bench.labels or ())})
 
 
-async def realign(engine: Engine, t: int, cands: list[Cand], outcome: dict[str, Any], st: LoopState) -> None:
-    """Re-align the rubric to this round's oracle results (no extra oracle calls)."""
+async def realign(engine: Engine, t: int, incumbent: Harness, cands: list[Cand], outcome: dict[str, Any],
+                  st: LoopState) -> None:
+    """Re-align the rubric to this round's oracle results, with no extra oracle calls: the incumbent
+    and every candidate that got rollouts (fully evaluated, or its mean over the tasks it saw before
+    the allocator stopped it)."""
     if not engine.sel.surrogate.rubric or st.rubric is None:
         return
-    scored = [c for c in cands if c.id in outcome["scores"] and c.surrogate is not None]
-    if len(scored) < 2:
+    measured = {**outcome.get("partial", {}), **outcome["scores"]}
+    pairs = [(candidate_text(c.harness), measured[c.id]) for c in cands if measured.get(c.id) is not None]
+    inc_id = next(iter(outcome["scores"]))  # the incumbent of this round comes first
+    if outcome["scores"][inc_id] is not None:
+        pairs.append((candidate_text(incumbent), outcome["scores"][inc_id]))
+    if len(pairs) < 2:
         return
-    texts = [candidate_text(c.harness) for c in scored]
-    oracle_scores = [outcome["scores"][c.id] for c in scored]
+    texts, oracle_scores = [p[0] for p in pairs], [p[1] for p in pairs]
     from evolve.selection import rubric
 
     current = rubric.Rubric.model_validate(st.rubric)
