@@ -49,15 +49,6 @@ class Oracle:
             self.store.heartbeat(self.run_id)
             self._last_beat = now
 
-    def missing(self, harness: Harness, benchmark: Any, split: str, tasks: Sequence[Any]) -> int:
-        """How many new rollouts evaluating `tasks` would cost."""
-        version = harness.version
-        self._load(version, benchmark.name, split)
-        return sum(
-            1 for t in tasks for k in range(self.trials)
-            if (self.run_id, version, benchmark.name, split, t.id, k) not in self._memo
-        )
-
     async def evaluate(self, harness: Harness, benchmark: Any, split: str, tasks: Sequence[Any], *,
                        candidate_id: str | None = None, charge: bool = True) -> list[RolloutRecord]:
         """Rollouts of `harness` on `tasks` (tasks × trials, in order), running only the missing ones."""
