@@ -108,8 +108,8 @@ def _close_models() -> None:
     """Free the models before interpreter shutdown (llama_cpp's finalizer fails once modules are torn down)."""
     with _load_lock:
         for shared in _models.values():
-            shared.executor.submit(shared.llm.close).result()
-            shared.executor.shutdown(wait=True)
+            shared.executor.shutdown(wait=True)  # usually done already: executors stop before atexit hooks
+            shared.llm.close()
         _models.clear()
 
 
