@@ -26,6 +26,7 @@ from evolve.bench.verifiers import Verifier, VerifierResult
 from evolve.errors import EvolveError
 from evolve.harness.model import AnswerExtraction, Harness
 from evolve.harness.render import render_messages
+from evolve.jsontext import json_objects
 from evolve.store.records import RolloutRecord
 from evolve.templating import render
 
@@ -95,17 +96,10 @@ def extract_answer(text: str, answer: AnswerExtraction) -> str | None:
 
 
 def _json_field(text: str, name: str) -> str | None:
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict) and name in obj:
+    for obj in json_objects(text):
+        if name in obj:
             value = obj[name]
             return value if isinstance(value, str) else json.dumps(value)
-        start = text.find("{", start + 1)
     return None
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-import json
 import operator
 from collections.abc import Callable
 from typing import Any
 
 from evolve.harness.model import Tool
+from evolve.jsontext import json_objects
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -68,17 +68,10 @@ def resolve_tool(implementation: str) -> Callable[..., Any]:
 
 def parse_tool_call(text: str) -> tuple[str, dict[str, Any]] | None:
     """The first JSON object with a string `tool` key in `text`, as (name, arguments), else None."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict) and isinstance(obj.get("tool"), str):
+    for obj in json_objects(text):
+        if isinstance(obj.get("tool"), str):
             args = obj.get("arguments", {})
             return obj["tool"], args if isinstance(args, dict) else {"input": args}
-        start = text.find("{", start + 1)
     return None
 
 

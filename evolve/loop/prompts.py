@@ -3,11 +3,11 @@ user folder given per run; three steps kept apart: render, call, parse."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from evolve.jsontext import json_values
 from evolve.paths import data_dir
 from evolve.templating import render
 
@@ -25,7 +25,6 @@ def render_prompt(name: str, folder: str | Path | None = None, kind: str = "prop
     return re.sub(r"\n{3,}", "\n\n", render(name, base, **variables))
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
 def extract_json(text: str) -> Any:
@@ -36,15 +35,8 @@ def extract_json(text: str) -> Any:
     >>> extract_json('Sure! ```json\\n{"a": 1}\\n``` done')
     {'a': 1}
     """
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    for chunk in candidates:
-        for match in re.finditer(r"[\[{]", chunk):
-            try:
-                value, _ = decoder.raw_decode(chunk, match.start())
-            except json.JSONDecodeError:
-                continue
-            return value
+    for value in json_values(text):
+        return value
     if not text.strip():
         raise ValueError("the reply is empty")
     raise ValueError("the reply contains no valid JSON object")

@@ -14,7 +14,6 @@ re-exported here.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from evolve.errors import ConfigError, describe_validation
+from evolve.jsontext import json_objects
 from evolve.paths import data_dir
 
 MIN_CRITERIA, MAX_CRITERIA = 5, 15
@@ -226,23 +226,7 @@ def fallback_hits(rubric: Rubric, text: str) -> dict[str, bool]:
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
     """The JSON object in a model answer (bare, fenced or surrounded by prose), or None."""
-    text = text.strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1).strip()
-    start = text.find("{")
-    if start < 0:
-        return None
-    decoder = json.JSONDecoder()
-    try:
-        value, _ = decoder.raw_decode(text[start:])
-    except json.JSONDecodeError:
-        end = text.rfind("}")
-        try:
-            value = json.loads(text[start:end + 1])
-        except json.JSONDecodeError:
-            return None
-    return value if isinstance(value, dict) else None
+    return next(json_objects(text), None)
 
 
 _TRUE, _FALSE = {"true", "yes", "1", "met"}, {"false", "no", "0", "unmet"}
