@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolve.errors import ConfigError, describe_validation
+from evolve.yamlfile import read_mapping
 
 DEFAULT_BENCHMARK = "extract-city"
 PRESETS = ("rrsi", "unregularized", "skilllift", "cobra")
@@ -63,14 +63,7 @@ def load_run_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: run file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{path}:{line} invalid YAML") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of run options")
+    data = read_mapping(path, "run options")
     return data
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evolve.errors import ConfigError, describe_validation
 from evolve.paths import data_dir
+from evolve.yamlfile import read_mapping
 
 DEFAULT_PRESET = "rrsi"
 OPERATOR_NAMES = ("fewshot", "control", "section_removal", "skill_merge")
@@ -124,12 +124,7 @@ def _preset_file(name_or_path: str) -> Path:
 def load_proposer_preset(name_or_path: str = DEFAULT_PRESET, overrides: dict[str, Any] | None = None) -> LoopConfig:
     """Load a preset by name or YAML path, apply `overrides`, and validate (errors name the field)."""
     path = _preset_file(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of loop settings")
+    data = read_mapping(path, "loop settings")
     data.setdefault("preset", path.stem)
     unknown = sorted(set(overrides or {}) - set(LoopConfig.model_fields))
     if unknown:

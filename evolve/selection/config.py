@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolve.errors import ConfigError, describe_validation
 from evolve.paths import data_dir
+from evolve.yamlfile import read_mapping
 
 ALLOCATORS = ("successive_halving", "ucb", "thompson", "uniform")
 AllocatorName = Literal["successive_halving", "ucb", "thompson", "uniform"]
@@ -158,12 +158,7 @@ def _read_preset(name_or_path: str) -> tuple[dict[str, Any], str, str]:
                 f"unknown selection preset {name_or_path!r}; valid: {', '.join(preset_names())} (or a YAML path)"
             )
         path = shipped
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a selection preset must be a mapping of sections")
+    data = read_mapping(path, "selection sections")
     return data, str(path), path.stem
 
 
