@@ -23,7 +23,7 @@ import yaml
 from pydantic import ValidationError
 
 from evolve.errors import HarnessError, describe_validation
-from evolve.harness.model import MARKER_RE, Control, Example, Harness, Section, Skill, Tool
+from evolve.harness.model import MARKER_RE, Example, Harness, Section, Skill
 
 __all__ = [
     "MARKER_RE", "load_harness", "noncanonical_files", "parse_skill_md", "parse_system", "render_files", "save_harness",
@@ -301,22 +301,3 @@ def noncanonical_files(path: str | Path) -> list[str]:
         elif entry.is_dir():
             found.update({f.relative_to(path).as_posix(): f.read_bytes() for f in entry.rglob("*") if f.is_file()})
     return sorted(rel for rel in expected.keys() | found.keys() if expected.get(rel) != found.get(rel))
-
-
-def harness_from_parts(
-    system: list[Section] | None = None,
-    skills: list[Skill] | None = None,
-    examples: list[Example] | None = None,
-    control: Control | None = None,
-    tools: list[Tool] | None = None,
-    name: str = "harness",
-) -> Harness:
-    """Build a harness from component lists (convenience for code and tests)."""
-    return Harness(
-        name=name,
-        system=tuple(system or ()),
-        skills=tuple(skills or ()),
-        examples=tuple(examples or ()),
-        control=control or Control(),
-        tools=tuple(tools or ()),
-    )

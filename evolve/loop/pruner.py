@@ -123,8 +123,3 @@ def should_prune(delta_s: float, band: float) -> bool:
     band (ΔS = ablation − incumbent >= −band): the left-out edits add nothing measurable, and the
     ablation is never costlier than the incumbent it was cut from."""
     return delta_s >= -band
-
-
-def entries_text(entries: Sequence[PruneEntry]) -> list[str]:
-    """The prune set as lines for the proposer."""
-    return [e.describe() for e in entries]
