@@ -11,6 +11,8 @@ from evolve.errors import ConfigError, describe_validation
 from evolve.yamlfile import read_mapping
 
 DEFAULT_BENCHMARK = "extract-city"
+NO_MODEL = "none"
+"""`proposer_model: none`: no LLM proposer (the programmatic operators get every slot)."""
 PRESETS = ("rrsi", "unregularized", "skilllift", "cobra")
 
 
@@ -28,21 +30,26 @@ class RunConfig(BaseModel):
     model: str = "embedded"
     """Policy model string."""
     proposer_model: str | None = None
-    """Model for proposer, critic, surrogate judge and rubric (default: the policy model)."""
+    """Model for proposer, critic, surrogate judge and rubric (default: the policy model); `none`: no
+    LLM proposer, the operators get every slot."""
     api_base: str | None = None
     """API base URL for hosted models (never stored with credentials)."""
     preset: str = "rrsi"
     """Preset spanning proposer, critic, pruner and selection."""
     rounds: int = Field(5, ge=1, le=1000)
     """Evolution rounds T."""
-    budget: int = Field(1500, ge=10)
-    """Oracle rollouts available to the evolution rounds (final reporting is extra)."""
+    budget: int | None = Field(None, ge=10)
+    """Oracle rollouts available to the evolution rounds (final reporting is extra); default: the
+    preset's `budgets.oracle_rollouts` (1500 in the shipped presets)."""
     seed: int = 0
-    """Seed of every random choice of the run."""
+    """Seed of every random choice of the run (drafts, allocation order, bootstrap)."""
+    split_seed: int | None = None
+    """Seed of the benchmark's split shuffle (default: the benchmark's own, as `evolve eval` uses);
+    the run stores its split task ids, and `evolve eval --run RUN` reuses them."""
     evolve_batch: int = Field(24, ge=1)
     """Evolve-split tasks the analyst rolls the incumbent out on each round."""
-    trials: int = Field(1, ge=1, le=16)
-    """Trials per task for oracle rollouts."""
+    trials: int | None = Field(None, ge=1, le=16)
+    """Trials per task of every oracle rollout (default: the preset's `allocator.trials_per_task`)."""
     concurrency: int = Field(4, ge=1, le=256)
     """Concurrent model requests."""
     report_limit: int | None = Field(None, ge=1)
@@ -55,7 +62,10 @@ class RunConfig(BaseModel):
     """Use the persistent response cache."""
 
     def resolved_proposer_model(self) -> str:
-        return self.proposer_model or self.model
+        """The model of the helper roles (critic, rubric): the proposer's, or the policy's for `none`."""
+        if self.proposer_model in (None, NO_MODEL):
+            return self.model
+        return self.proposer_model
 
 
 def load_run_file(path: str | Path) -> dict[str, Any]:

@@ -55,20 +55,57 @@ def eval_harness(harness: Harness, benchmark: Benchmark, backend: Backend, *, sp
     return results, summary
 
 
-def run_eval(harness_ref: str, benchmark_ref: str, *, split: str = "test", limit: int | None = None,
+def with_run_splits(store: LineageStore, run_id: str, benchmark_ref: str | None) -> Benchmark:
+    """The benchmark of evolution run `run_id` (or `benchmark_ref`), split exactly as that run split it."""
+    row = store.get_run(run_id)
+    if row.get("kind", "run") != "run":
+        raise ConfigError(f"--run {run_id}: an {row['kind']} record, not an evolution run")
+    config = row.get("config") or {}
+    ref = benchmark_ref or config.get("benchmark")
+    if not ref:
+        raise ConfigError(f"--run {run_id}: the run records no benchmark; pass --benchmark")
+    stored = store.get_state(run_id, "splits")
+    if not stored:  # runs made before split ids were stored split by their own seed
+        return load_benchmark(ref, seed=config.get("seed", 0))
+    return apply_splits(load_benchmark(ref), stored, f"--run {run_id}")
+
+
+def apply_splits(benchmark: Benchmark, stored: dict[str, list[str]], source: str) -> Benchmark:
+    """Give `benchmark` the stored split task ids (ConfigError when a task no longer exists)."""
+    by_id = {t.id: t for tasks in benchmark.splits.values() for t in tasks}
+    missing = [i for ids in stored.values() for i in ids if i not in by_id]
+    if missing:
+        raise ConfigError(f"{source}: {len(missing)} of the run's tasks are not in benchmark {benchmark.name!r} "
+                          f"(e.g. {missing[0]}); was the task file changed?")
+    benchmark.splits = {name: [by_id[i] for i in ids] for name, ids in stored.items()}
+    return benchmark
+
+
+def run_eval(harness_ref: str, benchmark_ref: str | None, *, split: str = "test", limit: int | None = None,
              model: str = "embedded", trials: int = 1, seed: int = 0, db: str | None = None,
-             backend: Backend | None = None, progress: Progress | None = None) -> dict[str, Any]:
-    """`evolve eval`: evaluate, store the rollouts under a new eval run, return the report as a dict."""
+             backend: Backend | None = None, progress: Progress | None = None,
+             run: str | None = None) -> dict[str, Any]:
+    """`evolve eval`: evaluate, store the rollouts under a new eval run, return the report as a dict.
+
+    With `run`, the benchmark (default: the run's) is split exactly as that evolution run split it,
+    so `--split test` is the run's held-out test split.
+    """
     from evolve.backends import MeteredBackend, get_backend
     from evolve.paths import default_db_url
 
+    if benchmark_ref is None and run is None:
+        raise ConfigError("--benchmark is required (or --run RUN to reuse a run's benchmark and splits)")
     harness = resolve_harness(harness_ref)
-    benchmark = load_benchmark(benchmark_ref)
-    metered = MeteredBackend(backend if backend is not None else get_backend(model))
     store = LineageStore(db or default_db_url())
+    try:
+        benchmark = with_run_splits(store, run, benchmark_ref) if run else load_benchmark(benchmark_ref or "")
+    except BaseException:
+        store.close()
+        raise
+    metered = MeteredBackend(backend if backend is not None else get_backend(model))
     run_id = new_run_id()
     config = {"harness": harness_ref, "harness_version": harness.version, "benchmark": benchmark.info(),
-              "split": split, "limit": limit, "trials": trials, "model": metered.name}
+              "split": split, "limit": limit, "trials": trials, "model": metered.name, "splits_of_run": run}
     store.create_run(run_id, config, seed=seed, benchmark=benchmark.name, model=metered.name, kind="eval")
     try:
         results, summary = eval_harness(harness, benchmark, metered, split=split, limit=limit, trials=trials,

@@ -46,6 +46,24 @@ def mean_ci(values: Sequence[float], rng: random.Random | None = None) -> tuple[
     return (mean, min(low, mean), max(high, mean))
 
 
+def task_rewards(results: Sequence[Any]) -> dict[str, list[float]]:
+    """Rewards per task id, one per trial (a failed rollout counts 0)."""
+    out: dict[str, list[float]] = {}
+    for r in results:
+        out.setdefault(r.task_id, []).append(0.0 if r.error else float(r.reward))
+    return out
+
+
+def score_ci(results: Sequence[Any]) -> tuple[float, float, float, int]:
+    """(score, low, high, tasks): the one score definition of evolve. Trials of a task are averaged
+    first; the 95% interval is over the per-task means (Wilson for 0/1 means, else a seeded bootstrap)."""
+    per_task = task_rewards(results)
+    if not per_task:
+        return 0.0, 0.0, 0.0, 0
+    mean, low, high = mean_ci([sum(v) / len(v) for v in per_task.values()])
+    return mean, low, high, len(per_task)
+
+
 def majority_baseline(tasks: Sequence[Task]) -> tuple[str | None, float]:
     """The most frequent target and the accuracy of always answering it."""
     if not tasks:
@@ -93,8 +111,7 @@ def parse_rate(parsed: Sequence[bool]) -> float:
 def summarize(results: Sequence[Any], tasks: Sequence[Task], verifier: Verifier,
               labels: Sequence[str] | None) -> dict[str, Any]:
     """The figures `evolve eval` prints, from RolloutResults (or records) and the tasks evaluated."""
-    rewards = [r.reward for r in results]
-    mean, low, high = mean_ci(rewards)
+    mean, low, high, n_tasks = score_ci(results)
     label_task = bool(labels)
     majority = majority_baseline(tasks) if label_task else (None, None)
     frequency = Counter(t.target for t in tasks)
@@ -103,13 +120,13 @@ def summarize(results: Sequence[Any], tasks: Sequence[Task], verifier: Verifier,
     normalized = _normalized(results, tasks, verifier)
     n = len(results)
     return {
-        "score": mean, "ci_low": low, "ci_high": high, "n": n, "tasks": len(tasks),
+        "score": mean, "ci_low": low, "ci_high": high, "n": n_tasks, "rollouts": n, "tasks": len(tasks),
         "parse_rate": parse_rate([r.parsed for r in results]),
         "errors": sum(1 for r in results if r.error),
         "majority_baseline": majority[1], "majority_label": majority[0],
         "best_constant_baseline": constant[1], "best_constant": constant[0],
         "prediction_distribution": prediction_distribution(normalized, [r.parsed for r in results]),
-        "policy_tokens": sum(r.tokens_in + r.tokens_out for r in results) / n if n else 0.0,
+        "policy_tokens": sum(r.tokens_in + r.tokens_out for r in results) / n_tasks if n_tasks else 0.0,
         "tokens_in": sum(r.tokens_in for r in results), "tokens_out": sum(r.tokens_out for r in results),
     }
 

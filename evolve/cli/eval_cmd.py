@@ -38,7 +38,8 @@ def render_report(report: dict[str, Any]) -> None:
 
 def eval_command(
     harness: Annotated[str, typer.Argument(help="Harness folder or shipped harness name.")],
-    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Shipped benchmark name, folder or task file.")],
+    benchmark: Annotated[str | None, typer.Option("--benchmark", "-b",
+                                                  help="Shipped benchmark name, folder or task file.")] = None,
     split: Annotated[str, typer.Option("--split", help="demo, evolve, validation or test.")] = "test",
     limit: Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N tasks of the split.")]
     = None,
@@ -46,6 +47,8 @@ def eval_command(
     = "embedded",
     trials: Annotated[int, typer.Option("--trials", help="Rollouts per task.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    run: Annotated[str | None, typer.Option("--run", help="Split the benchmark (default: the run's) exactly as "
+                                                          "this evolution run did.")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -57,7 +60,7 @@ def eval_command(
                   disable=as_json or not err_console.is_terminal) as bar:
         job = bar.add_task("eval", total=None)
         report = run_eval(harness, benchmark, split=split, limit=limit, model=model, trials=trials, seed=seed,
-                          db=db, progress=lambda done, total: bar.update(job, completed=done, total=total))
+                          db=db, run=run, progress=lambda done, total: bar.update(job, completed=done, total=total))
     if as_json:
         typer.echo(json.dumps(report))
     else:

@@ -73,6 +73,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
                   f"failed rollouts {summary['failed_rollouts']}, candidates {summary['candidates']}")
     if summary.get("stopped"):
         console.print(f"stopped early: {summary['stopped']}")
+    _print_rounds(summary)
     if summary["accepted_edits"]:
         console.rule("accepted edits")
         for e in summary["accepted_edits"]:
@@ -84,9 +85,31 @@ def _print_summary(summary: dict[str, Any]) -> None:
                   f"{summary['run_id']} --format skills --out export/")
 
 
+def _print_rounds(summary: dict[str, Any]) -> None:
+    """Per round: drafts per source (produced/valid/evaluated/admissible/accepted) and rejections by kind."""
+    rounds = summary.get("rounds") or []
+    if not rounds:
+        return
+    table = Table(title="drafts per round: produced / valid / evaluated / admissible / accepted")
+    for col in ("round", "val score", "drafts by source", "rejected because"):
+        table.add_column(col)
+    for r in rounds:
+        cells = (r.get("drafts") or {}).items()
+        drafts = "; ".join(f"{src} " + "/".join(str(d.get(k, 0)) for k in ("produced", "valid", "evaluated",
+                                                                            "admissible", "accepted"))
+                           for src, d in cells)
+        why = ", ".join(f"{k} {v}" for k, v in (r.get("rejections") or {}).items())
+        score = r.get("val_score")
+        table.add_row(str(r["round"]), "-" if score is None else f"{score:.3f}", drafts or "-", why or "-")
+    console.print(table)
+    if summary.get("proposer_disabled"):
+        console.print(f"LLM proposer: {summary['proposer_disabled']}", markup=False)
+
+
 def _json_summary(summary: dict[str, Any]) -> str:
-    keys = ("run_id", "seed", "best", "baselines", "seed_id", "best_id", "rollouts_spent", "budget",
-            "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped")
+    keys = ("run_id", "seed", "best", "baselines", "predictions", "seed_id", "best_id", "rollouts_spent", "budget",
+            "budget_spent", "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped",
+            "proposer_disabled", "rounds")
     return json.dumps({k: summary.get(k) for k in keys}, indent=2, default=str)
 
 
@@ -109,13 +132,17 @@ def run(
     harness: Annotated[str | None, typer.Option(help="Seed harness: shipped name, folder or JSON bundle.")] = None,
     model: Annotated[str | None, typer.Option(help="Policy model (embedded, mock, openai/..., hosted_vllm/...).")]
     = None,
-    proposer_model: Annotated[str | None, typer.Option(help="Proposer/critic/judge model [default: --model].")]
-    = None,
+    proposer_model: Annotated[str | None, typer.Option(
+        help="Proposer/critic/judge model [default: --model]; 'none': operators only, no LLM proposer.")] = None,
     api_base: Annotated[str | None, typer.Option(help="API base URL for hosted models.")] = None,
     preset: Annotated[str | None, typer.Option(help=f"Preset: {' | '.join(PRESETS)}.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Evolution rounds.")] = None,
     budget: Annotated[int | None, typer.Option(help="Oracle rollouts for the evolution.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed of the run's choices.")] = None,
+    split_seed: Annotated[int | None, typer.Option(
+        help="Seed of the benchmark's split shuffle [default: the benchmark's own, as `evolve eval` uses].")] = None,
+    evolve_batch: Annotated[int | None, typer.Option(help="Evolve-split tasks the analyst reads per round.")]
+    = None,
     trials: Annotated[int | None, typer.Option(help="Trials per task.")] = None,
     report_limit: Annotated[int | None, typer.Option(help="Cap tasks per split in the final report.")] = None,
     run_id: Annotated[str | None, typer.Option(help="Run id [default: generated].")] = None,
@@ -127,7 +154,8 @@ def run(
     """Evolve a harness on a benchmark and report seed vs best on evolve / validation / test / OOD."""
     cfg = make_config(config, benchmark=benchmark, ood=ood or None, harness=harness, model=model,
                       proposer_model=proposer_model, api_base=api_base, preset=preset, rounds=rounds,
-                      budget=budget, seed=seed, trials=trials, report_limit=report_limit,
+                      budget=budget, seed=seed, split_seed=split_seed, evolve_batch=evolve_batch, trials=trials,
+                      report_limit=report_limit,
                       cache=False if no_cache else None)
     from evolve import api  # the engine and its numerical libraries load only for these commands
 

@@ -6,11 +6,12 @@ An edit is `add | replace | remove | set` on one component:
 |---|---|---|---|---|
 | system  | target=new section name, value=text | target=section, value=text | target=section | - |
 | skill   | target=name, value={description, body} | target=name, value={description?, body?} | target=name | - |
-| example | value={input, output, rationale?}, optional target=index | target=index, value={...} | target=index | - |
+| example | value={input, output, rationale?}, target=index? | target=index, value={...} | target=index | value=[...] |
 | control | - | - | - | target=field (e.g. `samples`, `answer.mode`), value |
 | tool    | value={name, description, parameters, implementation} | target=name, value={...} | target=name | - |
 
-`apply_edits` validates every edit and raises EditError with the offending edit's position; the
+`set` on examples replaces the whole demonstration set (value: a list of examples; optional target:
+its size). `apply_edits` validates every edit and raises EditError with the offending edit's position; the
 input harness is never modified.
 """
 
@@ -37,7 +38,7 @@ Op = Literal["add", "replace", "remove", "set"]
 VALID_OPS: dict[str, tuple[str, ...]] = {
     "system": ("add", "replace", "remove"),
     "skill": ("add", "replace", "remove"),
-    "example": ("add", "replace", "remove"),
+    "example": ("add", "replace", "remove", "set"),
     "control": ("set",),
     "tool": ("add", "replace", "remove"),
 }
@@ -172,8 +173,24 @@ def _example_index(edit: Edit, size: int, allow_end: bool) -> int:
     return index
 
 
+def _set_examples(data: dict[str, Any], edit: Edit) -> None:
+    """Replace the whole demonstration set (one mechanism: which and how many examples)."""
+    if not isinstance(edit.value, list):
+        raise EditError("value must be a list of examples {input, output, rationale?}")
+    if edit.target not in (None, "") and str(edit.target) != str(len(edit.value)):
+        raise EditError(f"target {edit.target!r} must be the number of examples ({len(edit.value)})")
+    new = [_validated(Example, item, f"example {i}") for i, item in enumerate(edit.value)]
+    inputs = [e["input"] for e in new]
+    if len(set(inputs)) != len(inputs):
+        raise EditError("two examples have the same input")
+    data["examples"] = new
+
+
 def _apply_example(data: dict[str, Any], edit: Edit) -> None:
     examples = data["examples"]
+    if edit.op == "set":
+        _set_examples(data, edit)
+        return
     if edit.op == "remove":
         examples.pop(_example_index(edit, len(examples), False))
         return

@@ -1,69 +1,140 @@
-"""Leave-one-out ablation of accepted edits (the pruner's second half)."""
+"""Leave-one-out ablation of accepted edits (the pruner's second half).
+
+Every round that accepted nothing, the accepted candidate whose ablation is the oldest (never
+ablated first) is left out of the incumbent and the result is compared with the incumbent, paired,
+on the acceptance split. The left-out edits are pruned when they are
+
+- too small: the ablation is not worse than the incumbent beyond the noise band
+  (`pruner.should_prune`), or
+- too expensive: what they add does not pay for their policy tokens under the cost rule
+  (ΔC_edit > β0 + β1·ΔS_edit, with ΔS_edit and ΔC_edit the incumbent's gain and relative cost over
+  the ablation),
+
+and the ablation passes the guards. An ablation that is clearly needed stops early (the paired
+upper bound of its ΔS is below −δ and the edits pay for their tokens).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
 
-from evolve.errors import BudgetExhausted
+import numpy as np
+
 from evolve.harness import Edit, Harness
 from evolve.loop import pruner
-from evolve.loop.oracle import summarize
-from evolve.loop.state import LoopState
-from evolve.loop.steps import edit_dicts, evaluation
-from evolve.selection import acceptance
+from evolve.loop.allocation import acceptance_tasks, evaluation
+from evolve.loop.context import RoundContext
+from evolve.loop.drafting import edit_dicts
+from evolve.loop.oracle import rewards_by_task, summarize
+from evolve.selection import acceptance, bandit
+from evolve.selection.acceptance import relative_cost
+from evolve.selection.early import mean_bounds
 
-if TYPE_CHECKING:
-    from evolve.loop.engine import Engine
+
+def _pick(ctx: RoundContext) -> str | None:
+    """The accepted candidate (not accepted this round) ablated longest ago, never-ablated first."""
+    st = ctx.state
+    chain = [cid for cid in st.accepted_chain
+             if not cid.startswith(f"{ctx.run_id}.{ctx.t}.") and not cid.rsplit(".", 1)[-1].startswith("p")]
+    if not chain:
+        return None
+    return min(chain, key=lambda cid: (st.ablated.get(cid, -1), chain.index(cid)))
 
 
-async def prune(engine: Engine, t: int, st: LoopState) -> None:
-    """Leave-one-out ablation of accepted edits every n_prune rounds."""
-    n = engine.loop.n_prune
-    if not st.accepted_chain or (t + 1) % n != 0:
+async def prune(ctx: RoundContext) -> None:
+    """Ablate one accepted candidate of the chain (see module docstring)."""
+    st = ctx.state
+    removed = _pick(ctx)
+    if removed is None:
         return
-    chain = [[Edit.model_validate(e) for e in edit_dicts(engine, cid)] for cid in st.accepted_chain]
-    incumbent = engine.harness(st.incumbent_id)
-    for slot, ablation in enumerate(pruner.ablations(engine.parts.seed_harness, chain)):
-        if ablation.harness.version == incumbent.version:
-            continue
-        removed = st.accepted_chain[ablation.index]
-        cid = f"{engine.run_id}.{t}.p{slot}"
-        undo = [Edit(op="remove", component=e.component, target=e.target, origin="pruner",
-                     hypothesis=f"ablation: drop the edits of {removed}") for e in chain[ablation.index]]
-        engine.store.add_candidate(cid, engine.run_id, ablation.harness, parent_id=st.incumbent_id, round=t,
-                                   slot=100 + slot, status="pending", origin="pruner", edits=undo,
-                                   meta={"ablates": removed})
-        if await _try_ablation(engine, t, cid, ablation.harness, incumbent, removed, st):
-            return
+    chain = [[Edit.model_validate(e) for e in edit_dicts(ctx, cid)] for cid in st.accepted_chain]
+    index = st.accepted_chain.index(removed)
+    harness, _ = pruner.replay(ctx.parts.seed_harness, chain, skip=index)
+    incumbent = ctx.harness(st.incumbent_id)
+    st.ablated[removed] = ctx.t
+    if harness.version == incumbent.version:
+        return
+    cid = f"{ctx.run_id}.{ctx.t}.p0"
+    undo = [Edit(op="remove", component=e.component, target=e.target, origin="pruner",
+                 hypothesis=f"ablation: drop the edits of {removed}") for e in chain[index]]
+    ctx.store.add_candidate(cid, ctx.run_id, harness, parent_id=st.incumbent_id, round=ctx.t, slot=100,
+                            status="pending", origin="pruner", edits=undo, meta={"ablates": removed})
+    await _try(ctx, cid, harness, incumbent, removed)
 
 
-async def _try_ablation(engine: Engine, t: int, cid: str, harness: Harness, incumbent: Harness, removed: str,
-                        st: LoopState) -> bool:
-    split = engine.sel.acceptance.split
-    bench = engine.parts.benchmark
-    tasks = bench.split(split) if split != "evolve" else bench.split("evolve")[: engine.cfg.evolve_batch]
-    try:
-        inc = await engine.oracle.evaluate(incumbent, bench, split, tasks, candidate_id=st.incumbent_id)
-        abl = await engine.oracle.evaluate(harness, bench, split, tasks, candidate_id=cid)
-    except BudgetExhausted:
-        engine.store.update_candidate(cid, status="rejected_acceptance", reason="ablation skipped: budget")
-        return False
-    gold = {task.id: task.target for task in tasks} if bench.labels else None
-    result = acceptance.select([evaluation(engine, cid, abl, 0)], evaluation(engine, st.incumbent_id, inc, 0),
-                               task_ids=[task.id for task in tasks], gold=gold, best_ever=st.best_ever or 0.0,
-                               cfg=engine.sel, rng=engine.rng(t, "prune"))
-    d = result.decisions[0]
-    score = summarize(abl)["score"]
-    keep = result.winner_id == cid
-    reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + d.reason
-    engine.store.add_decision(engine.run_id, cid, t, keep, reason, dict(d.stats), kind="prune")
-    engine.store.update_candidate(cid, status="accepted" if keep else "rejected_acceptance", reason=reason,
-                                  val_score=score, delta=d.stats.get("dS"))
+async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness, removed: str) -> None:
+    st = ctx.state
+    split, tasks = acceptance_tasks(ctx, ctx.benchmark.split("evolve")[: ctx.cfg.evolve_batch])
+    by_id = {task.id: task for task in tasks}
+    harnesses = {cid: harness, st.incumbent_id: incumbent}
+    left = ctx.oracle.budget_left
+    if left is not None and ctx.oracle.missing(incumbent, ctx.benchmark, split, tasks) + len(tasks) > left:
+        ctx.store.update_candidate(cid, status="rejected_budget", reason="ablation skipped: budget")
+        return
+
+    async def evaluate(who: str, ids: list[str]) -> dict[str, float]:
+        records = await ctx.oracle.evaluate(harnesses[who], ctx.benchmark, split, [by_id[i] for i in ids],
+                                            candidate_id=who)
+        return {k: sum(v) / len(v) for k, v in rewards_by_task(records).items()}
+
+    inc = await ctx.oracle.evaluate(incumbent, ctx.benchmark, split, tasks, candidate_id=st.incumbent_id)
+    inc_rewards = {k: sum(v) / len(v) for k, v in rewards_by_task(inc).items()}
+    z = bandit._z(ctx.sel.allocator.confidence)
+
+    async def needed(who: str, seen: list[str]) -> str | None:
+        records = await ctx.oracle.evaluate(harness, ctx.benchmark, split, [by_id[i] for i in seen], candidate_id=who)
+        d = np.array([r.reward - inc_rewards[r.task_id] for r in records], dtype=float)
+        _, _, high = mean_bounds(d, len(tasks), z)
+        band = ctx.sel.acceptance.delta_z * (float(d.std(ddof=1)) if len(d) > 1 else 0.0) / math.sqrt(len(tasks))
+        dc_edit = relative_cost(summarize(inc)["policy_tokens"] or 0.0, summarize(records)["policy_tokens"] or 0.0)
+        pays = dc_edit <= ctx.sel.acceptance.beta0 + ctx.sel.acceptance.beta1 * -high
+        return f"the edits are needed: ablation ΔS upper bound {high:+.3f} < −δ {-band:.3f}" \
+            if high < -band and pays and len(seen) >= 8 else None
+
+    alloc = await bandit.allocate(ctx.sel, [cid], st.incumbent_id, list(by_id), evaluate, ctx.ledger,
+                                  ctx.rng("prune"), known={st.incumbent_id: inc_rewards}, screen=needed, charge=False)
+    if cid not in alloc.survivors:
+        reason = f"kept {removed}: " + (alloc.dropped.get(cid) or alloc.reason)
+        ctx.store.add_decision(ctx.run_id, cid, ctx.t, False, reason, {"rule": "prune", **alloc.estimates[cid]},
+                               kind="prune")
+        ctx.store.update_candidate(cid, status="rejected_budget" if cid in alloc.budget_cut else
+                                   "rejected_acceptance", reason=reason)
+        return
+    abl = await ctx.oracle.evaluate(harness, ctx.benchmark, split, tasks, candidate_id=cid)
+    _decide(ctx, cid, removed, evaluation(cid, abl, 0), evaluation(st.incumbent_id, inc, 0), tasks)
+
+
+def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluation, inc: acceptance.Evaluation,
+            tasks: list) -> None:
+    st, acc = ctx.state, ctx.sel.acceptance
+    gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
+    result = acceptance.select([abl], inc, task_ids=[task.id for task in tasks], gold=gold,
+                               best_ever=st.best_ever or 0.0, cfg=ctx.sel, rng=ctx.rng("prune"))
+    stats = dict(result.decisions[0].stats)
+    ds, band, guards = stats["dS"], stats["delta"], stats.get("guards") or []
+    dc_edit = relative_cost(inc.tokens_per_task, abl.tokens_per_task)
+    too_small = pruner.should_prune(ds, band)
+    too_costly = acc.cost_rule and ds < 0 and dc_edit > acc.beta0 + acc.beta1 * -ds + 1e-12
+    keep = not guards and (too_small or too_costly)
+    if guards:
+        why = "guard: " + "; ".join(guards)
+    elif too_small:
+        why = f"no effect beyond the noise band: ablation ΔS {ds:+.3f} >= −δ {-band:.3f}"
+    elif too_costly:
+        why = (f"too expensive: the edits cost ΔC {dc_edit:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{-ds:.3f} for their "
+               f"ΔS {-ds:+.3f}")
+    else:
+        why = f"needed: ablation ΔS {ds:+.3f} < −δ {-band:.3f} and the edits pay for their tokens"
+    reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + why
+    stats.update(rule="prune", dC_edit=dc_edit)
+    ctx.store.add_decision(ctx.run_id, cid, ctx.t, keep, reason, stats, kind="prune")
+    score = acceptance.score(abl, [task.id for task in tasks])
+    ctx.store.update_candidate(cid, status="accepted" if keep else "rejected_acceptance", reason=reason,
+                               val_score=score, delta=ds, policy_tokens=abl.tokens_per_task)
     if keep:
-        engine.store.update_candidate(removed, status="pruned", reason=f"removed by ablation {cid}")
+        ctx.store.update_candidate(removed, status="pruned", reason=f"removed by ablation {cid}")
         st.accepted_chain = [c for c in st.accepted_chain if c != removed] + [cid]
         st.incumbent_id, st.incumbent_score = cid, score
         for h in st.history:
             if h.candidate_id == removed:
                 h.verdict = "pruned"
-    return keep

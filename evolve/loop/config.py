@@ -16,7 +16,7 @@ from evolve.paths import data_dir
 from evolve.yamlfile import read_mapping
 
 DEFAULT_PRESET = "rrsi"
-OPERATOR_NAMES = ("fewshot", "control", "section_removal", "skill_merge")
+OPERATOR_NAMES = ("fewshot", "format", "control", "section_removal", "skill_merge")
 """Programmatic operators (see evolve.loop.operators)."""
 
 
@@ -53,6 +53,12 @@ class LoopConfig(BaseModel):
     """ε of the stall test."""
     reserved_slots: int = Field(1, ge=0)
     """Proposal slots reserved for untried components when stalled."""
+    widen_drafts: int = Field(2, ge=0, le=16)
+    """Extra operator drafts (and surrogate top_k) per round in a row that accepted nothing."""
+    widen_rounds: int = Field(2, ge=0, le=16)
+    """Most rounds in a row whose misses widen the search (caps the extra drafts)."""
+    proposer_patience: int = Field(4, ge=0, le=100)
+    """An LLM proposer whose last this-many drafts were all invalid gets no more slots (0: never)."""
     duplicate_threshold: float = Field(0.9, gt=0.0, le=1.0)
     """Text similarity at or above which an edit is a near-duplicate of an earlier one."""
     critic: bool = True

@@ -153,8 +153,12 @@ class LeakageCritic:
         self.demo_inputs = {str(t.input) for t in demo_tasks}
 
     def _from_demo(self, edit: Edit) -> bool:
-        return (edit.component == "example" and isinstance(edit.value, dict)
-                and str(edit.value.get("input")) in self.demo_inputs)
+        """Demonstrations copied from the demo pool (one example, or a whole set) are not leaks."""
+        if edit.component != "example" or edit.op not in ("add", "replace", "set"):
+            return False
+        values = edit.value if isinstance(edit.value, list) else [edit.value]
+        return bool(values) and all(isinstance(v, dict) and str(v.get("input")) in self.demo_inputs
+                                    for v in values)
 
     async def review(self, parent: Harness, candidate: Harness, edits: list[Edit], ctx: Any = None) -> CriticVerdict:
         known = _parent_lines(parent)

@@ -7,8 +7,11 @@ Rules, applied by the engine after each round:
   the evidence no longer shows is resolved.
 - `record(round, candidate_id, edits, verdict, delta)`: the candidate's attempt is attached to the
   problems it addressed (those whose keywords its hypotheses, targets or values mention; all open
-  problems when it names none). An accepted candidate resolves the problems it addressed; other
-  verdicts keep them open with the failed attempt on record, so the next round sees what was tried.
+  problems when it names none). An accepted candidate resolves only the problems it named; an
+  attempt that names none is kept on every open problem but resolves nothing (the next round's
+  evidence tells whether the problem went away). Other verdicts keep the problems open with the
+  failed attempt on record, so the next round sees what was tried. ΔS is measured against the
+  incumbent of the attempt's own round.
 """
 
 from __future__ import annotations
@@ -135,23 +138,26 @@ class Memory(BaseModel):
                 problem.status, problem.resolved_round = "resolved", round
                 problem.evidence = f"no longer observed in round {round}"
 
+    def named(self, edits: list[Edit] | str) -> list[Problem]:
+        """Open problems whose keywords the edits (or an approach text) mention."""
+        text = edits if isinstance(edits, str) else " ".join(_edit_text(e) for e in edits)
+        return [p for p in self.open_problems() if any(_mentions(text, k) for k in p.keywords)]
+
     def addressed(self, edits: list[Edit] | str) -> list[Problem]:
         """Open problems the edits (or an approach text) address (all open problems when they name none)."""
-        text = edits if isinstance(edits, str) else " ".join(_edit_text(e) for e in edits)
-        open_ = self.open_problems()
-        named = [p for p in open_ if any(_mentions(text, k) for k in p.keywords)]
-        return named or open_
+        return self.named(edits) or self.open_problems()
 
     def record(self, round: int, candidate_id: str, edits: list[Edit] | str, verdict: str,
                delta: float | None = None) -> list[str]:
         """Attach a candidate's attempt (its edits, or an approach text) to the problems it addressed;
         return their labels."""
-        targets = self.addressed(edits)
+        named = self.named(edits)
+        targets = named or self.open_problems()
         approach = _clip(edits) if isinstance(edits, str) else _approach(edits)
         attempt = Attempt(round=round, candidate_id=candidate_id, approach=approach, verdict=verdict, delta=delta)
         for problem in targets:
             problem.attempts.append(attempt)
-            if verdict == "accepted":
+            if verdict == "accepted" and problem in named:
                 problem.status, problem.resolved_round = "resolved", round
         return [p.label for p in targets]
 

@@ -92,13 +92,17 @@ def _digest(value: object) -> str:
 
 def novelty_key(edit: Edit) -> str:
     """The direction an edit explores: `component:op:target`, plus the value for control fields and
-    the input's digest for examples (an example's identity is its content, not its index).
+    the input's digest for examples (an example's identity is its content, not its index; a whole
+    example set is its size and the digest of its inputs, so another draw is another direction).
 
     >>> novelty_key(Edit(op="set", component="control", target="samples", value=3))
     'control:set:samples=3'
     """
     if edit.component == "control":
         return f"control:set:{edit.target}={json.dumps(edit.value, sort_keys=True)}"
+    if edit.component == "example" and edit.op == "set":
+        inputs = [v.get("input") for v in edit.value if isinstance(v, dict)] if isinstance(edit.value, list) else []
+        return f"example:set:{len(inputs)}:{_digest(inputs)}"
     if edit.component == "example":
         value = edit.value if isinstance(edit.value, dict) else {}
         ident = _digest(value.get("input")) if edit.op != "remove" else str(edit.target)

@@ -3,20 +3,31 @@
 A weak proposer model (the embedded 135M default) rarely writes useful edits; these operators make
 the loop evolve something real anyway, and every draft states an honest hypothesis:
 
-- `fewshot`: label-balanced demonstrations from the benchmark's demo pool (DSPy-style bootstrap):
-  adds examples of the least represented labels, or replaces an example of an over-represented one;
+- `fewshot`: demonstration sets drawn from the benchmark's demo pool (DSPy-style bootstrap): for
+  label tasks label-balanced draws of k ∈ {2, 4, 8, 16} (and one or two per label), each draw a
+  single `set` edit (one mechanism: which and how many examples), optionally moved into the system
+  prompt; and, once the incumbent has examples, swaps of one example for another of its label;
+- `format`: an answer-format section (the valid labels, or "only the final answer"): a reusable
+  guard against rambling and against answers outside the label set;
 - `control`: samples 1→3/5 with majority vote, max_tokens up or down, greedy decoding, the answer
-  extraction mode;
+  extraction mode, the example placement;
 - `section_removal`: drops one system section (those in the prune set first);
 - `skill_merge`: merges two skills into one.
+
+Search width: the few-shot operator takes half of the slots; the other operators share the rest,
+those that touch a component the stall directive lists as untried first. Untried sizes k come
+first, spread over the range; after rounds that accepted nothing (`ctx.widen`), the other example
+placement is drawn too. Every draw is a new direction (its bans are keyed on the examples drawn).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from evolve.errors import EditError
@@ -26,14 +37,39 @@ from evolve.loop.novelty import novelty_key
 from evolve.loop.proposer import Draft, ProposerContext
 
 Proposal = list[Edit]
-MAX_EXAMPLES = 8
-"""The few-shot operator stops adding (and only rebalances) beyond this many examples."""
+MAX_EXAMPLES = 16
+"""The largest demonstration set the few-shot operator draws."""
+SIZES = (2, 4, 8, 16)
+"""Demonstration set sizes tried (plus one and two per label for label tasks)."""
+FORMAT_SECTION = "answer-format"
 _MODES = {"full": "the whole output", "first_line": "the first non-empty line", "last_line": "the last non-empty line"}
+_TOUCHES = {"fewshot": ("example",), "format": ("system",), "control": ("control",),
+            "section_removal": ("system",), "skill_merge": ("skill",)}
+"""Components each operator edits (for the stall directive's untried components)."""
+_MAX_POOL = 12
+"""Most proposals taken from one operator's generator per round."""
 
 
 def _snippet(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def spread(values: Sequence[int]) -> list[int]:
+    """`values` reordered so that every prefix covers the range: the middle first, then the farthest.
+
+    >>> spread([2, 4, 8, 16])
+    [8, 2, 16, 4]
+    """
+    rest = sorted(values)
+    if not rest:
+        return []
+    order = [rest.pop(len(rest) // 2)]
+    while rest:
+        far = max(rest, key=lambda v: (min(abs(math.log2(v) - math.log2(o)) for o in order), -v))
+        rest.remove(far)
+        order.append(far)
+    return order
 
 
 class OperatorProposer:
@@ -46,35 +82,45 @@ class OperatorProposer:
         self.operators = [o for o in operators if o in OPERATOR_NAMES]
         self.max_examples = max_examples
         self._generators: dict[str, Callable[[ProposerContext, random.Random], Iterator[Proposal]]] = {
-            "fewshot": self._fewshot, "control": self._control,
+            "fewshot": self._fewshot, "format": self._format, "control": self._control,
             "section_removal": self._section_removal, "skill_merge": self._skill_merge,
         }
 
     # -- choosing --------------------------------------------------------------------------------
 
     async def propose(self, ctx: ProposerContext, n: int, rng: random.Random) -> list[Draft]:
-        """Up to `n` drafts from different operators where possible (few-shot first when it applies)."""
-        pools = {name: self._valid(ctx, self._generators[name](ctx, rng)) for name in self.operators}
-        order = [o for o in self.operators if o != "fewshot"]
-        rng.shuffle(order)
-        if "fewshot" in self.operators:
-            order.insert(0, "fewshot")
+        """Up to `n` drafts: half from the few-shot operator, the rest round-robin over the others."""
+        pools = {name: self._valid(ctx, islice(self._generators[name](ctx, rng), _MAX_POOL))
+                 for name in self.operators}
+        others = [o for o in self.operators if o != "fewshot"]
+        rng.shuffle(others)
+        untried = set(ctx.directive.untried) if ctx.directive is not None else set()
+        others.sort(key=lambda o: not untried.intersection(_TOUCHES.get(o, ())))
+        quota = {"fewshot": math.ceil(n / 2) if pools.get("fewshot") else 0}
         drafts: list[Draft] = []
         seen: set[str] = set()
-        while len(drafts) < n and any(pools[o] for o in order):
-            for name in order:
-                while pools[name] and len(drafts) < n:
-                    version, edits = pools[name].pop(rng.randrange(len(pools[name])))
-                    if version not in seen:
-                        seen.add(version)
-                        drafts.append(Draft(edits=edits, origin=name))
-                        break
+
+        def take(name: str) -> bool:
+            while pools.get(name):
+                version, edits = pools[name].pop(0)
+                if version not in seen:
+                    seen.add(version)
+                    drafts.append(Draft(edits=edits, origin=name))
+                    return True
+            return False
+
+        while quota["fewshot"] > 0 and len(drafts) < n and take("fewshot"):
+            quota["fewshot"] -= 1
+        while len(drafts) < n and any(pools.get(o) for o in [*others, "fewshot"]):
+            for name in [*others, "fewshot"]:
+                if len(drafts) < n:
+                    take(name)
         return drafts
 
     def _valid(self, ctx: ProposerContext, proposals: Iterator[Proposal]) -> list[tuple[str, Proposal]]:
         """Proposals within budget that apply, change the harness, and repeat nothing banned or tried."""
         banned = set(ctx.banned)
-        tried = {(h.component, h.op, h.target, h.hypothesis) for h in ctx.history}
+        tried = {(h.component, h.op, h.target, h.hypothesis) for h in ctx.history if h.component != "example"}
         valid = []
         for edits in proposals:
             if not edits or len(edits) > ctx.budget:
@@ -89,7 +135,7 @@ class OperatorProposer:
                 valid.append((harness.version, edits))
         return valid
 
-    # -- few-shot bootstrap ----------------------------------------------------------------------
+    # -- few-shot draws --------------------------------------------------------------------------
 
     def _label(self, output: str) -> str | None:
         value = output.strip().casefold()
@@ -101,75 +147,101 @@ class OperatorProposer:
             return json.dumps({h.control.answer.pattern: target})
         return target
 
-    def _example_edit(self, h: Harness, task: Any, op: str = "add", index: int | None = None,
-                      why: str = "") -> Edit:
-        label = f"labelled '{task.target}'" if self.labels else "with its answer"
-        hypothesis = (f"A demonstration from the demo pool {label} ({_snippet(task.input)}) shows the model the "
-                      f"task and the exact answer format{why}.")
-        return Edit(op=op, component="example", target=None if index is None else str(index),
-                    value={"input": task.input, "output": self._output(h, task.target)},
-                    hypothesis=hypothesis, origin="fewshot")
+    def _pool(self) -> list[Any]:
+        return [t for t in self.demo_tasks if not self.labels or self._label(t.target)]
 
-    def _fewshot(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
-        h = ctx.incumbent
-        used = {e.input for e in h.examples}
-        pool = [t for t in self.demo_tasks if t.input not in used and (not self.labels or self._label(t.target))]
-        if not pool:
-            return
-        rng.shuffle(pool)
+    def sizes(self, ctx: ProposerContext) -> list[int]:
+        """Set sizes to draw this round: untried sizes first (spread over the range), then the least tried."""
+        pool = self._pool()
+        options = set(SIZES)
+        if len(self.labels) >= 3:
+            options |= {len(self.labels), 2 * len(self.labels)}
+        options = {k for k in options if k <= min(self.max_examples, len(pool))}
+        tried = Counter(int(h.target) for h in ctx.history
+                        if h.component == "example" and h.op == "set" and str(h.target or "").isdigit())
+        order = spread(sorted(options))
+        return sorted(order, key=lambda k: (tried.get(k, 0), order.index(k)))
+
+    def _draw(self, k: int, rng: random.Random) -> list[Any]:
+        """k demonstrations: label-balanced (each label ⌊k/L⌋ times, the rest to random labels), shuffled."""
+        pool = self._pool()
         if not self.labels:
-            room = max(0, min(ctx.budget, self.max_examples - len(h.examples)))
-            for start in range(0, min(len(pool), 4 * max(room, 1)), max(room, 1)):
-                if room:
-                    yield [self._example_edit(h, t) for t in pool[start:start + room]]
-            return
+            return rng.sample(pool, k)
         by_label: dict[str, list[Any]] = {}
         for t in pool:
             by_label.setdefault(self._label(t.target) or "", []).append(t)
-        counts = Counter(self._label(e.output) for e in h.examples)
-        for _ in range(4):
-            yield from self._balanced(h, ctx.budget, by_label, counts, rng)
+        labels = sorted(by_label)
+        rng.shuffle(labels)
+        counts = dict.fromkeys(labels, k // len(labels))
+        for lab in labels[: k % len(labels)]:
+            counts[lab] += 1
+        picks: list[Any] = []
+        for lab in labels:
+            picks += rng.sample(by_label[lab], min(counts[lab], len(by_label[lab])))
+        rng.shuffle(picks)
+        return picks
 
-    def _balanced(self, h: Harness, budget: int, by_label: dict[str, list[Any]], counts: Counter,
-                  rng: random.Random) -> Iterator[Proposal]:
-        available = [lab for lab in self.labels if by_label.get(lab)]
-        if not available:
-            return
-        least = sorted(available, key=lambda lab: (counts.get(lab, 0), rng.random()))
-        most = max(self.labels, key=lambda lab: (counts.get(lab, 0), lab))
-        if counts.get(most, 0) - counts.get(least[0], 0) >= 2:
-            index = next(i for i, e in enumerate(h.examples) if self._label(e.output) == most)
-            task = rng.choice(by_label[least[0]])
-            yield [self._example_edit(h, task, "replace", index,
-                                      f", replacing one of {counts[most]} examples labelled '{most}' to balance "
-                                      f"the labels")]
-            return
-        room = max(0, min(budget, self.max_examples - len(h.examples)))
-        picks = self._label_picks(available, counts, room, rng)
-        tasks, seen = [], set()
-        for lab in picks:
-            options = [t for t in by_label[lab] if t.input not in seen]
-            if options:
-                task = rng.choice(options)
-                seen.add(task.input)
-                tasks.append(task)
-        if tasks:
-            yield [self._example_edit(h, t, why=", keeping the labels balanced") for t in tasks]
+    def _set_edit(self, h: Harness, tasks: list[Any]) -> Edit:
+        kind = "label-balanced " if self.labels else ""
+        hypothesis = (f"A {kind}set of {len(tasks)} demonstrations drawn from the demo pool shows the model the task "
+                      f"and the exact answer format without tilting it toward one answer.")
+        value = [{"input": t.input, "output": self._output(h, t.target)} for t in tasks]
+        return Edit(op="set", component="example", target=str(len(tasks)), value=value, hypothesis=hypothesis,
+                    origin="fewshot")
 
-    @staticmethod
-    def _label_picks(available: list[str], counts: Counter, room: int, rng: random.Random) -> list[str]:
-        """Labels to add, least represented first; the prefix that leaves the most balanced set
-        (the longest among equally balanced ones)."""
-        current = {lab: counts.get(lab, 0) for lab in available}
-        picks, best, best_len = [], None, 0
-        for _ in range(room):
-            lab = min(available, key=lambda x: (current[x], rng.random()))
-            current[lab] += 1
-            picks.append(lab)
-            spread = max(current.values()) - min(current.values())
-            if best is None or spread <= best:
-                best, best_len = spread, len(picks)
-        return picks[:best_len]
+    def _placement(self, h: Harness) -> Edit:
+        other = "system" if h.control.examples_as == "turns" else "turns"
+        where = "inside the system prompt" if other == "system" else "as earlier chat turns"
+        return Edit(op="set", component="control", target="examples_as", value=other, origin="fewshot",
+                    hypothesis=f"Showing the demonstrations {where} may let this model use them better.")
+
+    def _fewshot(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
+        h = ctx.incumbent
+        if not self._pool():
+            return
+        sizes = self.sizes(ctx)
+        swaps = self._swaps(ctx, rng) if h.examples else iter(())
+        for turn in range(3):
+            for k in sizes:
+                edits = [self._set_edit(h, self._draw(k, rng))]
+                if ctx.widen and ctx.budget >= 2 and turn % 2 == 1:
+                    edits.append(self._placement(h))
+                yield edits
+            yield from islice(swaps, 1)
+
+    def _swaps(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
+        """Replace one example by another demonstration of the same label (or any, for open tasks)."""
+        h = ctx.incumbent
+        used = {e.input for e in h.examples}
+        order = list(range(len(h.examples)))
+        rng.shuffle(order)
+        for index in order:
+            label = self._label(h.examples[index].output) if self.labels else None
+            options = [t for t in self._pool() if t.input not in used and (not self.labels or
+                                                                            self._label(t.target) == label)]
+            if not options:
+                continue
+            task = rng.choice(options)
+            yield [Edit(op="replace", component="example", target=str(index), origin="fewshot",
+                        value={"input": task.input, "output": self._output(h, task.target)},
+                        hypothesis=f"Swapping demonstration {index} for another from the demo pool "
+                                   f"({_snippet(task.input)}) tests whether that example helps or misleads.")]
+
+    # -- answer format ---------------------------------------------------------------------------
+
+    def _format(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
+        if ctx.incumbent.section(FORMAT_SECTION) is not None:
+            return
+        if self.labels:
+            text = (f"Answer with exactly one of these labels and nothing else: {', '.join(self.labels)}. "
+                    f"Do not explain.")
+            why = ("Naming the valid labels and asking for the label alone keeps answers parseable and inside "
+                   "the label set.")
+        else:
+            text = "Write only the final answer, with no explanation and no full sentence."
+            why = "Asking for the bare answer keeps answers short and parseable."
+        yield [Edit(op="add", component="system", target=FORMAT_SECTION, value=text, hypothesis=why,
+                    origin="format")]
 
     # -- control mutations -----------------------------------------------------------------------
 
@@ -179,11 +251,12 @@ class OperatorProposer:
         def set_(field: str, value: Any, why: str) -> Edit:
             return Edit(op="set", component="control", target=field, value=value, hypothesis=why, origin="control")
 
+        if ctx.incumbent.examples:
+            yield [self._placement(ctx.incumbent).model_copy(update={"origin": "control"})]
         if c.samples == 1:
             for k in (3, 5):
-                vote = set_("samples", k, f"Majority vote over {k} samples corrects unstable single answers "
-                                          f"(costs {k}x the policy tokens).")
-                edits = [vote]
+                edits = [set_("samples", k, f"Majority vote over {k} samples corrects unstable single answers "
+                                            f"(costs {k}x the policy tokens).")]
                 if c.temperature == 0:
                     edits.append(set_("temperature", 0.7, f"Sampling at temperature 0.7 makes the {k} voted samples "
                                                           f"differ (identical greedy samples cannot vote)."))
@@ -194,11 +267,6 @@ class OperatorProposer:
         else:
             yield [set_("samples", 1, f"One sample instead of {c.samples} cuts policy tokens; tests whether the "
                                       f"vote is worth its cost.")]
-        if ctx.incumbent.examples:
-            other = "system" if c.examples_as == "turns" else "turns"
-            where = "inside the system prompt" if other == "system" else "as earlier chat turns"
-            yield [set_("examples_as", other, f"Showing the few-shot examples {where} may let this model use them "
-                                              f"(small models react differently to in-prompt lists and to turns).")]
         if c.max_tokens < 1024:
             yield [set_("max_tokens", min(1024, c.max_tokens * 2),
                         f"Answers may be cut off before the final answer; max_tokens {c.max_tokens}→"

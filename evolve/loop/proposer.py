@@ -110,6 +110,8 @@ class ProposerContext(BaseModel):
     """Novelty keys of rejected directions."""
     history_shown: int = 30
     """Most recent history entries rendered (older ones are counted)."""
+    widen: int = 0
+    """Rounds in a row that accepted nothing (operators widen their search by it)."""
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
 from evolve.loop.operators import OperatorProposer
 from evolve.loop.proposer import LLMProposer
 from evolve.paths import data_dir, resolve_named
-from evolve.run_config import RunConfig
+from evolve.run_config import NO_MODEL, RunConfig
 from evolve.selection.config import SelectionConfig, load_selection_preset
 
 
@@ -39,6 +39,16 @@ class RunParts:
     def metered(self) -> list[MeteredBackend]:
         return [self.policy] if self.helper is self.policy else [self.policy, self.helper]
 
+    @property
+    def trials(self) -> int:
+        """Trials per task of every oracle rollout of the run (one count for oracle, allocator, acceptance)."""
+        return self.selection.allocator.trials_per_task
+
+    @property
+    def budget(self) -> int | None:
+        """The run's oracle-rollout budget."""
+        return self.selection.budgets.oracle_rollouts
+
 
 def proposer_preset_for(preset: str) -> str:
     """The proposer preset of a run preset (selection-only presets use the rrsi proposer)."""
@@ -59,13 +69,14 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
     """Load presets, benchmark and seed harness and create the backends (injectable for tests)."""
     loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
-    benchmark = load_benchmark(config.benchmark, seed=config.seed)
+    benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
+    check_budget(config, benchmark, selection)
     seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
     policy_backend = MeteredBackend(policy or get_backend(
         config.model, api_base=config.api_base, cache=config.cache, concurrency=config.concurrency))
     if helper is not None:
         helper_backend = MeteredBackend(helper)
-    elif policy is None and config.resolved_proposer_model() == config.model:
+    elif config.proposer_model == NO_MODEL or (policy is None and config.resolved_proposer_model() == config.model):
         helper_backend = policy_backend
     elif policy is not None and config.proposer_model is None:
         helper_backend = policy_backend
@@ -76,11 +87,12 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
     labels = tuple(benchmark.labels or ())
     demo = benchmark.split("demo") if "demo" in benchmark.splits else []
     proposer = None
-    if loop.llm_drafts > 0:
+    if loop.llm_drafts > 0 and config.proposer_model != NO_MODEL:
         proposer = LLMProposer(helper_backend, template_dir=loop.template_dir, max_repairs=loop.max_repairs,
                                temperature=loop.temperature, max_tokens=loop.proposer_max_tokens,
                                max_context_chars=loop.context_chars)
-    operators = OperatorProposer(demo, labels, operators=loop.operators) if loop.operator_drafts > 0 else None
+    operators = OperatorProposer(demo, labels, operators=loop.operators) \
+        if loop.operator_drafts > 0 or proposer is None else None
     critic = None
     if loop.critic:
         chain: list[Any] = [LeakageCritic(benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels,
@@ -93,25 +105,56 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
                     operators, critic)
 
 
+def round_minimum(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> dict[str, int]:
+    """Oracle rollouts one round needs at the least to accept anything: the analyst's batch, the
+    incumbent on the acceptance split, and one candidate fully evaluated there (tasks × trials)."""
+    trials = selection.allocator.trials_per_task
+    batch = min(evolve_batch, len(benchmark.split("evolve")))
+    n = batch if selection.acceptance.split == "evolve" else len(benchmark.split(selection.acceptance.split))
+    incumbent = 0 if selection.acceptance.split == "evolve" else n
+    parts = {"analyst": batch * trials, "incumbent": incumbent * trials, "candidate": n * trials}
+    return {**parts, "total": sum(parts.values())}
+
+
+def check_budget(config: RunConfig, benchmark: Benchmark, selection: SelectionConfig) -> None:
+    """Refuse a budget below one round's minimum, naming the minimum (ConfigError)."""
+    budget = selection.budgets.oracle_rollouts
+    need = round_minimum(benchmark, selection, config.evolve_batch)
+    if budget is not None and budget < need["total"]:
+        raise ConfigError(
+            f"budget {budget} oracle rollouts buys no complete round: one round needs at least {need['total']} "
+            f"(analyst batch {need['analyst']} + incumbent on the {selection.acceptance.split} split "
+            f"{need['incumbent']} + one candidate {need['candidate']}); raise --budget to {need['total']} or more, "
+            f"or lower --evolve-batch")
+
+
 def build_plan(config: RunConfig) -> dict[str, Any]:
     """What the configured budgets buy (for `--dry-run`); loads presets and the benchmark, calls no model."""
     from evolve.selection.budget import estimate
 
     loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
-    benchmark = load_benchmark(config.benchmark, seed=config.seed)
+    benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
     drafts = loop.llm_drafts + loop.operator_drafts
     n_accept = len(benchmark.split(selection.acceptance.split)) if selection.acceptance.split != "evolve" \
         else min(config.evolve_batch, len(benchmark.split("evolve")))
     est = estimate(selection.budgets, selection.allocator, rounds=config.rounds, drafts_per_round=drafts,
                    top_k=selection.surrogate.top_k, n_validation=n_accept,
                    analyst_batch=min(config.evolve_batch, len(benchmark.split("evolve"))))
+    minimum = round_minimum(benchmark, selection, config.evolve_batch)
     return {
         "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
         "preset": config.preset, "rounds": config.rounds, "drafts_per_round": drafts,
-        "budgets": selection.budgets.model_dump(), "estimate": est.lines(),
+        "budgets": selection.budgets.model_dump(), "round_minimum": minimum,
+        "estimate": [*est.lines(), f"one round needs at least {minimum['total']} oracle rollouts"],
     }
 
 
 def _selection_overrides(config: RunConfig) -> dict[str, Any]:
-    return {"budgets.oracle_rollouts": config.budget, **config.selection}
+    """The run's own budget and trial count override the preset's (one value each for the whole run)."""
+    overrides: dict[str, Any] = dict(config.selection)
+    if config.budget is not None:
+        overrides["budgets.oracle_rollouts"] = config.budget
+    if config.trials is not None:
+        overrides["allocator.trials_per_task"] = config.trials
+    return overrides

@@ -25,7 +25,7 @@ class HistoryEntry(BaseModel):
     target: str | None = None
     hypothesis: str = ""
     verdict: str
-    """accepted | rejected | stopped_early | critic_reject | invalid | duplicate | pruned"""
+    """accepted | rejected | stopped_early | budget | critic_reject | invalid | duplicate | screened_out | pruned"""
     delta: float | None = None
     """ΔS of the candidate on the acceptance split (None when not evaluated)."""
 
@@ -59,6 +59,16 @@ class LoopState(BaseModel):
     """(candidate text, oracle score) pairs that train the learned surrogate."""
     stopped: str | None = None
     """Why the evolution ended early (budget, stall...), if it did."""
+    budget_spent: dict[str, float] = Field(default_factory=dict)
+    """The run's budget ledger (`Budget.snapshot()`), restored on resume."""
+    rollout_mark: int | None = None
+    """Last rollout id stored before the current round started (a purged round's rollouts are above it)."""
+    llm_valid: list[bool] = Field(default_factory=list)
+    """Per LLM draft so far, whether it was valid (applied, changed the harness)."""
+    proposer_disabled: str | None = None
+    """When and why the LLM proposer stopped getting slots (None while it has them)."""
+    ablated: dict[str, int] = Field(default_factory=dict)
+    """Accepted candidate id -> round of its last leave-one-out ablation."""
 
     def record(self, t: int, candidate_id: str, edits: list[Any], verdict: str, delta: float | None) -> None:
         """Add a candidate's edits to the history with their verdict; evaluated components count as tried."""
@@ -66,5 +76,6 @@ class LoopState(BaseModel):
             self.history.append(HistoryEntry(round=t, candidate_id=candidate_id, component=e.component, op=e.op,
                                              target=None if e.target is None else str(e.target),
                                              hypothesis=e.hypothesis, verdict=verdict, delta=delta))
-            if verdict not in ("critic_reject", "invalid", "duplicate") and e.component not in self.tried:
+            if verdict not in ("critic_reject", "invalid", "duplicate", "screened_out", "budget") \
+                    and e.component not in self.tried:
                 self.tried.append(e.component)

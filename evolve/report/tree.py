@@ -22,6 +22,7 @@ STATUS_STYLE = {
     "rejected_critic": "magenta",
     "rejected_acceptance": "red",
     "rejected_invalid": "red",
+    "rejected_budget": "yellow",
     "pruned": "yellow",
     "pending": "dim",
     "evaluated": "cyan",
@@ -33,6 +34,7 @@ STATUS_LABEL = {
     "rejected_critic": "rejected by critic",
     "rejected_acceptance": "rejected by acceptance",
     "rejected_invalid": "invalid",
+    "rejected_budget": "cut by the budget",
     "pruned": "pruned",
     "pending": "pending",
     "evaluated": "evaluated",
@@ -40,8 +42,8 @@ STATUS_LABEL = {
 }
 STATUS_COLOR = {
     "seed": "#334155", "accepted": "#15803d", "rejected_critic": "#9333ea", "rejected_acceptance": "#dc2626",
-    "rejected_invalid": "#b91c1c", "pruned": "#d97706", "pending": "#94a3b8", "evaluated": "#0891b2",
-    "ablation": "#64748b",
+    "rejected_invalid": "#b91c1c", "rejected_budget": "#ca8a04", "pruned": "#d97706", "pending": "#94a3b8",
+    "evaluated": "#0891b2", "ablation": "#64748b",
 }
 MAX_HYPOTHESES = 3
 COMPACT_AFTER = 2000

@@ -51,6 +51,10 @@ class Evaluation:
     """Share of rollouts whose answer could be parsed."""
     crash_rate: float = 0.0
     """Share of rollouts that failed (backend error, timeout, exception)."""
+    parsed_tasks: dict[str, float] | None = None
+    """Per task id, the share of its rollouts whose answer could be parsed (for early guards)."""
+    crashed_tasks: dict[str, float] | None = None
+    """Per task id, the share of its rollouts that failed (for early guards)."""
 
 
 class Decision(BaseModel):
@@ -241,6 +245,20 @@ def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: 
     }
     return Decision(candidate_id=cand.candidate_id, accepted=accepted, admissible=row.admissible,
                     reason=reason, stats={k: _clean(v) for k, v in stats.items()})
+
+
+def assess(candidate: Evaluation, incumbent: Evaluation, *, task_ids: list[str], gold: dict[str, str] | None,
+           best_ever: float, cfg: SelectionConfig, rng: random.Random | np.random.Generator | None = None
+           ) -> tuple[float | None, str]:
+    """One candidate alone: (objective when admissible else None, the reason line). `select` with the
+    same arguments and rng gives the same verdict for it."""
+    acc = cfg.acceptance
+    trials = n_trials([candidate, incumbent], cfg.allocator.trials_per_task)
+    n = len(task_ids)
+    idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
+    row = _assess(candidate, incumbent, task_scores(incumbent, task_ids, trials), task_ids=task_ids, gold=gold,
+                  best_ever=best_ever, trials=trials, idx=idx, cfg=cfg)
+    return (_objective(row.st, candidate.novelty, acc) if row.admissible else None), row.reason
 
 
 def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: list[str],

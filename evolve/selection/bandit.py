@@ -4,23 +4,34 @@ Every candidate is compared with the incumbent on the same tasks, in paired mini
 one shuffled task order (so after n tasks every candidate has seen the same first n tasks).
 Bounds are normal bounds on the mean paired difference over the tasks seen (variance shrunk
 toward 0.25, finite-population correction: after all N tasks the difference is exact), at the
-one-sided `confidence`. A candidate is dropped when its upper bound against the incumbent is
-below 0 ("cannot beat the incumbent"), or when its paired upper bound against the current leader
-(on the tasks both saw) is below 0.
+one-sided `confidence`.
+
+Two kinds of early stop, and the difference matters:
+- **final** stops rest on the candidate alone: the `screen` callback (acceptance-aware: a guard
+  such as label collapse is already certain at the confidence, or the candidate can no longer be
+  admissible) or, without a screen, "cannot beat the incumbent" (upper bound below 0). A final
+  stop spends only what was needed to see it.
+- **relative** stops compare with other candidates ("worse than X", halved out, unlikely best).
+  A candidate is never lost because it was worse than one that acceptance later rejects: UCB only
+  drops candidates confidently worse than a *qualified* leader (fully evaluated and admissible by
+  the `qualify` callback); successive halving and Thompson may drop relative to unqualified
+  leaders, and when none of the candidates they kept qualifies, the relatively dropped ones are
+  taken up again with everything they have seen.
 
 Allocators (`AllocatorConfig.name`):
-- `ucb` (default): LUCB best-arm identification. Each step extends whichever of the leader and
-  the strongest challenger (highest paired upper bound against the leader) has seen fewer
-  tasks, until at most `survivors` candidates remain.
+- `ucb` (default): LUCB best-arm identification. Each step extends the leader (highest mean) and
+  the strongest challenger (highest upper bound) among the candidates still open, by a growing
+  minibatch, until every candidate is fully evaluated or stopped.
 - `successive_halving`: all candidates on rungs of minibatch, minibatch·eta, ... tasks; after each
   rung the best 1/eta are kept, and so is any candidate whose paired bound cannot yet rule out
-  beating the leader (plain halving drops the true best too often on close pools).
+  beating the leader; `survivors` get the full evaluation.
 - `thompson`: top-two Thompson sampling with Beta posteriors on paired outcomes against the
   incumbent (discordance rate and win share), until the `survivors` likeliest best hold a
-  posterior probability of being best >= confidence.
+  posterior probability of being best >= confidence; they get the full evaluation.
 - `uniform`: every candidate on every task (no early stopping).
-The ledger is charged before each evaluation call and never overspent: when it runs out the
-allocation stops with what it has. Survivors (best first) should get full evaluation.
+The ledger is never overspent: when it runs out the allocation stops with what it has, and the
+candidates left open are reported as cut by the budget (with their partial statistics). The
+result ranks the fully evaluated candidates (best mean first) for acceptance.
 """
 
 from __future__ import annotations
@@ -41,6 +52,11 @@ from evolve.selection.budget import Budget
 from evolve.selection.config import ALLOCATORS, AllocatorConfig, SelectionConfig
 
 Evaluate = Callable[[str, list[str]], Awaitable[dict[str, float]]]
+"""`evaluate(candidate_id, task_ids)`: reward per task id (trials averaged; a missing task counts 0)."""
+Screen = Callable[[str, list[str]], Awaitable[str | None]]
+"""`screen(candidate_id, tasks_seen)`: why the candidate can be stopped for good on what it has seen, or None."""
+Qualify = Callable[[str], Awaitable[float | None]]
+"""`qualify(candidate_id)` for a fully evaluated candidate: its objective when admissible, else None."""
 PRIOR_VAR, PRIOR_N = 0.25, 1.0
 """Prior on the variance of a paired difference (shrinks early estimates toward wide bounds)."""
 
@@ -52,22 +68,30 @@ class AllocationResult:
     rewards: dict[str, dict[str, float]]
     """Rewards per task for every candidate and the incumbent (trials averaged)."""
     rollouts: int
-    """Oracle rollouts spent by this allocation (tasks × trials, incumbent included)."""
+    """Oracle rollouts requested by this allocation (tasks × trials, incumbent included)."""
     per_candidate: dict[str, int]
-    """Rollouts spent per candidate id (incumbent included)."""
+    """Rollouts requested per candidate id (incumbent included)."""
     stopped_early: bool
     """True when the allocation ended before every candidate saw every task."""
     reason: str
     """Why the allocation ended (one line)."""
     dropped: dict[str, str]
-    """Candidates eliminated, with the reason (one line each)."""
+    """Candidates stopped before the full evaluation, with the reason (one line each)."""
     survivors: list[str]
-    """Candidates that should get full evaluation, best first."""
+    """Fully evaluated candidates, best mean first: the ranked list acceptance walks."""
     estimates: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per candidate: tasks seen `n`, paired mean difference `mean`, bounds `low`/`high`."""
+    final: dict[str, str] = field(default_factory=dict)
+    """The part of `dropped` stopped on the candidate's own evidence (screen, cannot beat the incumbent)."""
+    budget_cut: list[str] = field(default_factory=list)
+    """Candidates left partly evaluated because the budget ran out."""
+    qualified: dict[str, float] = field(default_factory=dict)
+    """Objective of every fully evaluated candidate the `qualify` callback admitted."""
+    reopened: list[str] = field(default_factory=list)
+    """Candidates dropped relative to a leader that did not qualify, then evaluated further."""
 
     def dropped_decisions(self) -> list[Decision]:
-        """A rejection Decision for every candidate the allocation eliminated (store them with the round)."""
+        """A rejection Decision for every candidate the allocation stopped (store them with the round)."""
         return [Decision(candidate_id=cid, accepted=False, admissible=False, reason=f"stopped early: {why}",
                          stats={"rule": "allocation", **self.estimates.get(cid, {}),
                                 "rollouts": self.per_candidate.get(cid, 0)})
@@ -77,42 +101,50 @@ class AllocationResult:
         """Plain data for storage (rewards left out: they are stored as rollouts)."""
         return {"rollouts": self.rollouts, "per_candidate": self.per_candidate, "stopped_early": self.stopped_early,
                 "reason": self.reason, "dropped": self.dropped, "survivors": self.survivors,
-                "estimates": self.estimates}
+                "final": self.final, "budget_cut": self.budget_cut, "qualified": self.qualified,
+                "reopened": self.reopened, "estimates": self.estimates}
 
 
 class _Session:
-    """Shared state of one allocation: task order, rewards seen, budget charging."""
+    """Shared state of one allocation: task order, rewards seen, budget, outcomes."""
 
     def __init__(self, cfg: AllocatorConfig, candidates: list[str], incumbent: str, task_ids: list[str],
                  evaluate: Evaluate, budget: Budget, rng: random.Random,
-                 known: dict[str, dict[str, float]] | None) -> None:
+                 known: dict[str, dict[str, float]] | None, charge: bool) -> None:
         self.cfg, self.candidates, self.incumbent, self.evaluate, self.budget = cfg, candidates, incumbent, \
             evaluate, budget
+        self.charge = charge
         self.rewards: dict[str, dict[str, float]] = {c: dict((known or {}).get(c, {}))
                                                      for c in [incumbent, *candidates]}
         self.order = list(task_ids)
         rng.shuffle(self.order)
         self.N = len(self.order)
         self.spent: dict[str, int] = {c: 0 for c in [incumbent, *candidates]}
-        self.seen: dict[str, int] = {c: 0 for c in candidates}
+        self.seen: dict[str, int] = {c: self._prefix(c) for c in candidates}
         self.out_of_budget = ""
+        self.final: dict[str, str] = {}
+        self.relative: dict[str, str] = {}
+        self.complete: list[str] = []
+        self.qualified: dict[str, float] = {}
 
     def _missing(self, cid: str, upto: int) -> list[str]:
         have = self.rewards[cid]
         return [t for t in self.order[:upto] if t not in have]
 
-    def _reserve(self, cid: str, tasks: list[str]) -> list[str]:
-        """Charge the ledger for as many of `tasks` as it affords; return those tasks."""
+    def _reserve(self, cid: str, tasks: list[str], room: list[float]) -> list[str]:
+        """As many of `tasks` as the ledger affords (charged when the session charges); `room` is what
+        this batch of calls may still use."""
         trials = self.cfg.trials_per_task
         if not self.budget.can_afford("wall_clock_s"):
             self.out_of_budget = "wall-clock budget exhausted"
             return []
-        room = self.budget.remaining("oracle_rollouts")
-        n = len(tasks) if room == math.inf else min(len(tasks), int(room // trials))
+        n = len(tasks) if room[0] == math.inf else min(len(tasks), int(room[0] // trials))
         if n < len(tasks):
             self.out_of_budget = "oracle_rollouts budget exhausted"
         if n:
-            self.budget.spend("oracle_rollouts", n * trials)
+            room[0] -= n * trials
+            if self.charge:
+                self.budget.spend("oracle_rollouts", n * trials)
             self.spent[cid] += n * trials
         return tasks[:n]
 
@@ -120,11 +152,12 @@ class _Session:
         """Bring each candidate (and the incumbent) to its target number of tasks in the shared order."""
         upto = max(targets.values(), default=0)
         calls: list[tuple[str, list[str]]] = []
-        inc_tasks = self._reserve(self.incumbent, self._missing(self.incumbent, upto))
+        room = [self.budget.remaining("oracle_rollouts")]
+        inc_tasks = self._reserve(self.incumbent, self._missing(self.incumbent, upto), room)
         if inc_tasks:
             calls.append((self.incumbent, inc_tasks))
         for cid, target in targets.items():
-            tasks = self._reserve(cid, self._missing(cid, target))
+            tasks = self._reserve(cid, self._missing(cid, target), room)
             if tasks:
                 calls.append((cid, tasks))
         results = await asyncio.gather(*(self.evaluate(cid, tasks) for cid, tasks in calls))
@@ -161,16 +194,21 @@ class _Session:
     def _bound(self, d: np.ndarray, z: float) -> tuple[float, float, float]:
         if len(d) == 0:
             return 0.0, -1.0, 1.0
-        return _plain_bound(d, self.N, z)
+        return paired_bound(d, self.N, z)
 
     def done(self, cid: str) -> bool:
         return self.seen[cid] >= self.N
 
     def next_target(self, cid: str) -> int:
-        return min(self.N, self.seen[cid] + self.cfg.minibatch)
+        """A minibatch more, growing with what was seen (fewer, larger calls for long evaluations)."""
+        return min(self.N, self.seen[cid] + max(self.cfg.minibatch, self.seen[cid] // 2))
+
+    def open(self, pool: Sequence[str]) -> list[str]:
+        """Candidates of `pool` neither stopped nor fully evaluated."""
+        return [c for c in pool if c not in self.final and c not in self.relative and c not in self.complete]
 
 
-def _plain_bound(d: np.ndarray, total: int, z: float) -> tuple[float, float, float]:
+def paired_bound(d: np.ndarray, total: int, z: float) -> tuple[float, float, float]:
     """Normal bound on the mean of `d` over `total` tasks (shrunk variance, finite-population correction)."""
     n = len(d)
     mean = float(d.mean())
@@ -185,37 +223,93 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(confidence)
 
 
-def _eliminate(s: _Session, alive: list[str], z: float, dropped: dict[str, str]) -> list[str]:
-    """Drop candidates that cannot beat the incumbent, or are confidently worse than the leader (paired)."""
-    stats = {c: s.bounds(c, z) for c in alive}
-    leader = max(alive, key=lambda c: stats[c][0], default=None)
+async def _stop_final(s: _Session, alive: list[str], z: float, screen: Screen | None) -> list[str]:
+    """Stop, for good, the open candidates whose own evidence rules them out."""
     keep = []
     for cid in alive:
-        mean, _, high = stats[cid]
-        vs_leader = s.pair_bounds(cid, leader, z) if leader is not None and cid != leader else None
-        if high < 0:
-            dropped[cid] = (f"cannot beat the incumbent: upper bound {high:+.3f} < 0 "
-                            f"(mean {mean:+.3f} after {s.seen[cid]} tasks)")
-        elif vs_leader is not None and vs_leader[2] < 0:
-            dropped[cid] = (f"worse than {leader}: paired upper bound {vs_leader[2]:+.3f} < 0 "
-                            f"after {s.seen[cid]} tasks")
+        if s.done(cid):
+            keep.append(cid)
+            continue
+        if screen is not None:
+            why = await screen(cid, s.order[:s.seen[cid]])
+        else:
+            mean, _, high = s.bounds(cid, z)
+            why = (f"cannot beat the incumbent: upper bound {high:+.3f} < 0 (mean {mean:+.3f} after "
+                   f"{s.seen[cid]} tasks)") if high < 0 else None
+        if why:
+            s.final[cid] = why
         else:
             keep.append(cid)
     return keep
 
 
-async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) -> tuple[list[str], str]:
-    cfg, alive = s.cfg, list(s.candidates)
-    target = min(cfg.minibatch, s.N)
+async def _qualify_done(s: _Session, alive: list[str], qualify: Qualify | None, z: float) -> list[str]:
+    """Move fully evaluated candidates out of `alive`; record the objective of those that qualify."""
+    still = []
+    for cid in alive:
+        if not s.done(cid):
+            still.append(cid)
+            continue
+        if cid not in s.complete:
+            s.complete.append(cid)
+            value = await qualify(cid) if qualify is not None else s.bounds(cid, z)[0]
+            if value is not None:
+                s.qualified[cid] = value
+    return still
+
+
+def _leader(s: _Session) -> str | None:
+    """The qualified candidate with the largest objective."""
+    return max(s.qualified, key=lambda c: (s.qualified[c], -s.complete.index(c)), default=None)
+
+
+def _drop_dominated(s: _Session, alive: list[str], z: float) -> list[str]:
+    """Drop open candidates confidently worse than the qualified leader (paired on the tasks both saw)."""
+    leader = _leader(s)
+    if leader is None:
+        return alive
+    keep = []
+    for cid in alive:
+        high = s.pair_bounds(cid, leader, z)[2]
+        if high < 0:
+            s.relative[cid] = (f"worse than {leader} (fully evaluated and admissible): paired upper bound "
+                               f"{high:+.3f} < 0 after {s.seen[cid]} tasks")
+        else:
+            keep.append(cid)
+    return keep
+
+
+async def _ucb(s: _Session, pool: list[str], z: float, screen: Screen | None,
+               qualify: Qualify | None) -> str:
+    """LUCB until every candidate of `pool` is fully evaluated or stopped."""
+    alive = s.open(pool)
+    await s.extend({c: s.next_target(c) for c in alive if not s.done(c)})
+    while True:
+        alive = await _stop_final(s, alive, z, screen)
+        alive = await _qualify_done(s, alive, qualify, z)
+        alive = _drop_dominated(s, alive, z)
+        if not alive:
+            return "every candidate fully evaluated or stopped"
+        if s.out_of_budget:
+            return s.out_of_budget
+        stats = {c: s.bounds(c, z) for c in alive}
+        leader = max(alive, key=lambda c: stats[c][0])
+        rest = [c for c in alive if c != leader]
+        pending = {leader: s.next_target(leader)}
+        if rest:
+            challenger = max(rest, key=lambda c: stats[c][2])
+            pending[challenger] = s.next_target(challenger)
+        await s.extend(pending)
+
+
+async def _successive_halving(s: _Session, pool: list[str], z: float, screen: Screen | None) -> list[str]:
+    cfg, alive = s.cfg, s.open(pool)
+    target = min(s.N, max([cfg.minibatch, *(s.seen[c] for c in alive)]))
     while True:
         await s.extend({c: target for c in alive})
-        alive = _eliminate(s, alive, z, dropped)
-        if s.out_of_budget or not alive:
-            return alive, s.out_of_budget or "no candidate can beat the incumbent"
-        if target >= s.N:
-            return alive, "every remaining candidate saw every task"
-        if len(alive) <= cfg.survivors:
-            return alive, f"{len(alive)} candidate(s) left"
+        alive = await _stop_final(s, alive, z, screen)
+        if s.out_of_budget or not alive or target >= s.N or len(alive) <= cfg.survivors:
+            return alive
         keep = max(cfg.survivors, math.ceil(len(alive) / cfg.eta))
         ranked = sorted(alive, key=lambda c: -s.bounds(c, z)[0])
         kept = ranked[:keep]
@@ -223,33 +317,9 @@ async def _successive_halving(s: _Session, dropped: dict[str, str], z: float) ->
             if s.pair_bounds(cid, ranked[0], z)[2] >= 0:  # not clearly behind: halving may not drop it
                 kept.append(cid)
             else:
-                dropped[cid] = f"halved out after {s.seen[cid]} tasks: rank {rank} of {len(ranked)}"
+                s.relative[cid] = f"halved out after {s.seen[cid]} tasks: rank {rank} of {len(ranked)}"
         alive = kept
         target = min(s.N, target * cfg.eta)
-
-
-async def _ucb(s: _Session, dropped: dict[str, str], z: float) -> tuple[list[str], str]:
-    """LUCB until at most `survivors` candidates are left that are not confidently worse than the leader."""
-    cfg, alive = s.cfg, list(s.candidates)
-    await s.extend({c: s.next_target(c) for c in alive})
-    while True:
-        alive = _eliminate(s, alive, z, dropped)
-        if s.out_of_budget or not alive:
-            return alive, s.out_of_budget or "no candidate can beat the incumbent"
-        if len(alive) <= cfg.survivors:
-            return alive, f"{len(alive)} candidate(s) left at confidence {cfg.confidence:g}"
-        stats = {c: s.bounds(c, z) for c in alive}
-        ranked = sorted(alive, key=lambda c: -stats[c][0])
-        leader, rest = ranked[0], ranked[cfg.survivors:]
-        challenger = max(rest, key=lambda c: s.pair_bounds(c, leader, z)[2])
-        # paired bounds use the tasks both have seen: only the one behind needs more tasks
-        behind = [c for c in (leader, challenger) if s.seen[c] <= min(s.seen[leader], s.seen[challenger])]
-        pending = {c: s.next_target(c) for c in behind if not s.done(c)}
-        if not pending:
-            pending = {c: s.next_target(c) for c in alive if not s.done(c)}
-        if not pending:
-            return alive, "every remaining candidate saw every task"
-        await s.extend(pending)
 
 
 def _posterior_samples(s: _Session, cid: str, gen: np.random.Generator, m: int) -> np.ndarray:
@@ -277,95 +347,118 @@ def _top_two(alive: list[str], mat: np.ndarray, leader: str, gen: np.random.Gene
     return leader
 
 
-async def _thompson(s: _Session, dropped: dict[str, str], gen: np.random.Generator, rng: random.Random,
-                    m: int = 1024) -> tuple[list[str], str]:
+
+async def _thompson(s: _Session, pool: list[str], z: float, screen: Screen | None, gen: np.random.Generator,
+                    rng: random.Random, m: int = 1024) -> list[str]:
     """Top-two Thompson sampling until the `survivors` likeliest best hold P(best) >= confidence."""
-    cfg, alive = s.cfg, list(s.candidates)
-    tail = (1 - cfg.confidence) / len(s.candidates)
-    await s.extend({c: s.next_target(c) for c in alive})
+    cfg, alive = s.cfg, s.open(pool)
+    tail = (1 - cfg.confidence) / max(len(s.candidates), 1)
+    await s.extend({c: s.next_target(c) for c in alive if not s.done(c)})
     while True:
+        if screen is not None:
+            alive = await _stop_final(s, alive, z, screen)
         samples = {c: _posterior_samples(s, c, gen, m) for c in alive}
+        if screen is None:
+            for cid in list(alive):
+                p_gain = float((samples[cid] > 0).mean())
+                if p_gain < tail:
+                    s.final[cid] = f"cannot beat the incumbent: P(gain)={p_gain:.3f} after {s.seen[cid]} tasks"
+            alive = [c for c in alive if c not in s.final]
+        if s.out_of_budget or not alive:
+            return alive
         mat = np.stack([samples[c] for c in alive])
         p_best = np.bincount(mat.argmax(axis=0), minlength=len(alive)) / m
         leader = alive[int(p_best.argmax())]
         for i, cid in enumerate(list(alive)):
-            p_gain = float((samples[cid] > 0).mean())
-            if p_gain < tail:
-                dropped[cid] = f"cannot beat the incumbent: P(gain)={p_gain:.3f} after {s.seen[cid]} tasks"
-            elif cid != leader and p_best[i] < tail:
-                dropped[cid] = f"unlikely to be best: P(best)={p_best[i]:.3f} after {s.seen[cid]} tasks"
-        alive = [c for c in alive if c not in dropped]
-        if s.out_of_budget or not alive:
-            return alive, s.out_of_budget or "no candidate can beat the incumbent"
-        keep = {c: float(p_best[i]) for i, c in enumerate(samples) if c in alive}
+            if cid != leader and p_best[i] < tail:
+                s.relative[cid] = f"unlikely to be best: P(best)={p_best[i]:.3f} after {s.seen[cid]} tasks"
+        keep = {c: float(p_best[i]) for i, c in enumerate(alive) if c not in s.relative}
+        alive = list(keep)
         top = sorted(keep, key=lambda c: -keep[c])[:cfg.survivors]
         if len(alive) <= cfg.survivors or sum(keep[c] for c in top) >= cfg.confidence:
             for cid in [c for c in alive if c not in top]:
-                dropped[cid] = f"unlikely to be best: P(best)={keep[cid]:.3f} after {s.seen[cid]} tasks"
-            return top, f"P(best among {len(top)})={sum(keep[c] for c in top):.3f}"
+                s.relative[cid] = f"unlikely to be best: P(best)={keep[cid]:.3f} after {s.seen[cid]} tasks"
+            return top
         open_arms = [c for c in alive if not s.done(c)]
         if not open_arms:
-            return alive, "every remaining candidate saw every task"
-        rows = [list(samples).index(c) for c in alive]
+            return alive
+        rows = [i for i, c in enumerate(samples) if c in keep]
         pick = _top_two(alive, mat[rows], leader if leader in alive else top[0], gen, rng)
         if s.done(pick):
             pick = max(open_arms, key=lambda c: keep[c])
         await s.extend({pick: s.next_target(pick)})
 
 
-async def _uniform(s: _Session, dropped: dict[str, str]) -> tuple[list[str], str]:
-    alive = list(s.candidates)
-    while not all(s.done(c) for c in alive):
-        await s.extend({c: s.next_target(c) for c in alive})
-        if s.out_of_budget:
-            return alive, s.out_of_budget
-    return alive, "every candidate saw every task"
+async def _complete(s: _Session, kept: list[str], z: float, screen: Screen | None, qualify: Qualify | None,
+                    uniform: bool) -> None:
+    """Evaluate the kept candidates on every task (stopping any the screen rules out), then qualify them."""
+    alive = s.open(kept)
+    while alive and not s.out_of_budget:
+        open_ = [c for c in alive if not s.done(c)]
+        if open_:
+            await s.extend({c: s.N if uniform else s.next_target(c) for c in open_})
+        if not uniform:
+            alive = await _stop_final(s, alive, z, screen)
+        alive = await _qualify_done(s, alive, qualify, z)
 
 
-def _finish(s: _Session, alive: list[str], reason: str, dropped: dict[str, str], z: float,
-            cap: int | None) -> AllocationResult:
-    ranked = sorted(alive, key=lambda c: -s.bounds(c, z)[0])
-    if cap is not None:
-        for cid in ranked[cap:]:
-            dropped[cid] = f"not among the {cap} best after {s.seen[cid]} tasks"
-        ranked = ranked[:cap]
+def _finish(s: _Session, reason: str, reopened: list[str], z: float) -> AllocationResult:
+    ranked = sorted(s.complete, key=lambda c: (-s.bounds(c, z)[0], s.complete.index(c)))
     estimates = {}
     for cid in s.candidates:
         mean, low, high = s.bounds(cid, z)
         estimates[cid] = {"n": float(s.seen[cid]), "mean": mean, "low": low, "high": high}
     early = any(s.seen[c] < s.N for c in s.candidates)
+    cut = [c for c in s.candidates if c not in s.complete and c not in s.final and c not in s.relative]
+    if cut and not s.out_of_budget:
+        reason = f"{reason}; {len(cut)} candidate(s) left open"
     return AllocationResult(rewards=s.rewards, rollouts=sum(s.spent.values()), per_candidate=dict(s.spent),
-                            stopped_early=early, reason=reason, dropped=dict(dropped), survivors=ranked,
-                            estimates=estimates)
+                            stopped_early=early, reason=reason, dropped={**s.final, **s.relative},
+                            survivors=ranked, estimates=estimates, final=dict(s.final), budget_cut=cut,
+                            qualified=dict(s.qualified), reopened=reopened)
 
 
 async def allocate(cfg: SelectionConfig | AllocatorConfig, candidates: list[str], incumbent: str,
                    task_ids: Sequence[str], evaluate: Evaluate, budget: Budget,
-                   rng: random.Random | None = None, *,
-                   known: dict[str, dict[str, float]] | None = None) -> AllocationResult:
+                   rng: random.Random | None = None, *, known: dict[str, dict[str, float]] | None = None,
+                   screen: Screen | None = None, qualify: Qualify | None = None,
+                   charge: bool = True) -> AllocationResult:
     """Spread oracle rollouts over `candidates` (paired with `incumbent` on the same tasks).
 
     `evaluate(candidate_id, task_ids)` returns the reward per task id (trials averaged; a missing
-    task counts 0). `known` holds rewards already measured (e.g. the incumbent's cached
-    validation results): they are reused and not charged. The ledger is charged
-    `len(tasks) × trials_per_task` before every call.
+    task counts 0). `known` holds rewards already measured (e.g. the incumbent's cached validation
+    results): they are reused and not charged. With `charge` the ledger is charged
+    `len(tasks) × trials_per_task` before every call; without it `evaluate` charges (the ledger
+    only bounds what is asked). `screen` and `qualify` make the allocation acceptance-aware (see
+    the module docstring); without them, "cannot beat the incumbent" stops candidates and every
+    fully evaluated candidate qualifies with its mean paired difference.
     """
     acfg = cfg.allocator if isinstance(cfg, SelectionConfig) else cfg
     if acfg.name not in ALLOCATORS:
         raise ConfigError(f"unknown allocator {acfg.name!r}; valid: {', '.join(ALLOCATORS)}")
     rng = rng or random.Random(0)
-    s = _Session(acfg, list(dict.fromkeys(candidates)), incumbent, list(task_ids), evaluate, budget, rng, known)
-    dropped: dict[str, str] = {}
-    if not s.candidates or not s.N:
-        return _finish(s, s.candidates, "nothing to evaluate", dropped, 0.0, None)
+    s = _Session(acfg, list(dict.fromkeys(candidates)), incumbent, list(task_ids), evaluate, budget, rng, known,
+                 charge)
     z = _z(acfg.confidence)
-    if acfg.name == "successive_halving":
-        alive, reason = await _successive_halving(s, dropped, z)
-    elif acfg.name == "ucb":
-        alive, reason = await _ucb(s, dropped, z)
-    elif acfg.name == "thompson":
-        alive, reason = await _thompson(s, dropped, numpy_rng(rng), rng)
-    else:
-        alive, reason = await _uniform(s, dropped)
-    cap = None if acfg.name == "uniform" else acfg.survivors
-    return _finish(s, alive, reason, dropped, z, cap)
+    if not s.candidates or not s.N:
+        return _finish(s, "nothing to evaluate", [], z)
+    gen = numpy_rng(rng)
+    pool, reopened, reason = list(s.candidates), [], ""
+    while pool:
+        if acfg.name == "ucb":
+            reason = await _ucb(s, pool, z, screen, qualify)
+            kept: list[str] = []
+        elif acfg.name == "successive_halving":
+            kept = await _successive_halving(s, pool, z, screen)
+        elif acfg.name == "thompson":
+            kept = await _thompson(s, pool, z, screen, gen, rng)
+        else:
+            kept = list(pool)
+        await _complete(s, kept, z, screen, qualify, acfg.name == "uniform")
+        reason = s.out_of_budget or reason or "every candidate fully evaluated or stopped"
+        if s.qualified or not s.relative or s.out_of_budget:
+            break
+        pool = list(s.relative)  # dropped relative to leaders that did not qualify: take them up again
+        reopened += pool
+        s.relative.clear()
+    return _finish(s, reason, reopened, z)

@@ -70,6 +70,15 @@ class Budget:
             )
         self.spent[kind] += amount
 
+    def charge_usage(self, kind: str, amount: float) -> None:
+        """Record measured usage (tokens, calls) after the fact; it may go past the limit, after which
+        `remaining(kind)` is 0 and spenders of that kind stop."""
+        if _check_kind(kind) == "wall_clock_s":
+            raise ValueError("wall clock is measured, not spent")
+        if amount < 0:
+            raise ValueError("amount must be >= 0")
+        self.spent[kind] += amount
+
     def exhausted(self) -> list[str]:
         """Kinds with nothing left (wall clock: time is up)."""
         return [k for k in KINDS if not self.can_afford(k, 0.0) or (k != "wall_clock_s" and self.remaining(k) <= 0)]

@@ -122,7 +122,7 @@ class SurrogateConfig(_Strict):
 class BudgetLimits(_Strict):
     """Typed budgets of a run (None: unlimited)."""
 
-    oracle_rollouts: int | None = Field(3000, ge=0)
+    oracle_rollouts: int | None = Field(1500, ge=0)
     """Policy rollouts scored by the verifier (analyst, allocation and validation)."""
     surrogate_calls: int | None = Field(400, ge=0)
     """Rubric generation, judging and revision calls."""

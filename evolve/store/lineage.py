@@ -523,12 +523,22 @@ class LineageStore:
         return {"candidates": sum(by_status.values()), "by_status": by_status, "last_round": last_round,
                 "rollouts": n, "policy_tokens_in": tin or 0, "policy_tokens_out": tout or 0}
 
-    def purge_round(self, run_id: str, round: int) -> int:
+    def last_rollout_id(self, run_id: str) -> int:
+        """The largest rollout row id of a run (0 when it has none)."""
+        t = s.Rollout.__table__
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.max(t.c.id)).where(t.c.run_id == run_id)).scalar() or 0)
+
+    def purge_round(self, run_id: str, round: int, *, rollouts_after: int | None = None) -> int:
         """Delete what a partially done round wrote (candidates with their edits, critiques, surrogate
-        scores and decisions, and the round's rubrics); rollouts stay and are reused. Returns the
-        number of candidates removed."""
+        scores and decisions, and the round's rubrics). Rollouts stay and are reused, except those with
+        an id above `rollouts_after` (the rollouts the round ran, so that a rerun charges them again).
+        Returns the number of candidates removed."""
         c = s.Candidate.__table__
         with self.engine.begin() as conn:
+            if rollouts_after is not None:
+                ro = s.Rollout.__table__
+                conn.execute(delete(ro).where(ro.c.run_id == run_id, ro.c.id > rollouts_after))
             ids = [r[0] for r in conn.execute(select(c.c.id).where(c.c.run_id == run_id, c.c.round == round))]
             if ids:
                 for table in (s.EditRow, s.Critique, s.SurrogateScore, s.Decision):

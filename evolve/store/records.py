@@ -74,6 +74,7 @@ CANDIDATE_STATUSES = (
     "rejected_critic",
     "rejected_acceptance",
     "rejected_invalid",
+    "rejected_budget",
     "pruned",
     "ablation",
 )

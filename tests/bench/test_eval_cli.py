@@ -61,7 +61,8 @@ def test_eval_command_json(cli, tmp_path, db_url):
     for key in ("score", "ci_low", "ci_high", "n", "policy_tokens", "majority_baseline", "parse_rate",
                 "prediction_distribution", "wall_s", "run_id"):
         assert key in report
-    assert report["n"] == 2 * report["tasks"] and report["ci_low"] <= report["score"] <= report["ci_high"]
+    assert report["rollouts"] == 2 * report["tasks"] == 2 * report["n"]
+    assert report["ci_low"] <= report["score"] <= report["ci_high"]
     assert report["parse_rate"] == 0.0  # the mock's default answer is no label
 
 

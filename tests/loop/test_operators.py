@@ -34,29 +34,67 @@ def test_drafts_are_valid_within_budget_and_distinct():
     assert drafts[0].origin == "fewshot" and len({d.origin for d in drafts}) >= 3
 
 
-def test_fewshot_is_label_balanced_and_from_the_demo_pool():
+def test_fewshot_draws_label_balanced_sets_from_the_demo_pool_at_several_sizes():
     op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
     h = harness(examples=(Example(input="Is 2 even or odd?", output="even"),))
-    [draft] = propose(op, h, n=1, budget=3)
-    after = apply_edits(h, draft.edits)
-    counts = Counter(e.output for e in after.examples)
-    assert abs(counts["even"] - counts["odd"]) <= 1 and sum(counts.values()) == 4
+    drafts = propose(op, h, n=4, budget=1)
+    sets = [d.edits[0] for d in drafts if d.edits[0].op == "set"]
+    assert len(sets) >= 3 and len({len(e.value) for e in sets}) >= 3, "one round tries several sizes k"
     demo_inputs = {t.input: t.target for t in DEMO}
-    assert all(demo_inputs[e.value["input"]] == e.value["output"] for e in draft.edits)
+    for edit in sets:
+        after = apply_edits(h, [edit])
+        counts = Counter(e.output for e in after.examples)
+        assert abs(counts["even"] - counts["odd"]) <= 1 and len(after.examples) == int(edit.target)
+        assert all(demo_inputs[e["input"]] == e["output"] for e in edit.value)
+    assert {len(e.value) for e in sets} <= {2, 4, 8, 16}
 
 
-def test_fewshot_replaces_an_over_represented_label():
+def test_untried_sizes_come_first_and_each_draw_is_its_own_direction():
+    from evolve.loop.state import HistoryEntry
+
+    op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
+    tried = [HistoryEntry(round=0, candidate_id="c", component="example", op="set", target=str(k),
+                          verdict="rejected") for k in (8, 2)]
+    first = [len(d.edits[0].value) for d in propose(op, harness(), n=2, budget=1, history=tried)]
+    assert sorted(first) == [4, 16]
+    draws = propose(op, harness(), n=8, budget=1)
+    keys = [novelty_key(d.edits[0]) for d in draws]
+    assert len(set(keys)) == len(keys)
+    banned = propose(op, harness(), n=8, budget=1, banned=keys[:1])
+    assert keys[0] not in {novelty_key(d.edits[0]) for d in banned}, "a banned draw is not repeated"
+    assert len(banned) == len(draws), "another draw of the same size is still allowed"
+
+
+def test_widening_also_moves_the_demonstrations_into_the_system_prompt():
+    op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
+    plain = propose(op, harness(), n=8, budget=2)
+    wide = propose(op, harness(), n=8, budget=2, widen=1)
+    assert not any(len(d.edits) == 2 for d in plain)
+    moved = [d for d in wide if len(d.edits) == 2]
+    assert moved and all(apply_edits(harness(), d.edits).control.examples_as == "system" for d in moved)
+
+
+def test_swaps_keep_the_label_of_the_swapped_example():
     op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
     h = harness(examples=tuple(Example(input=f"Is {n} even or odd?", output="even") for n in (2, 4, 6)))
-    [draft] = propose(op, h, n=1, budget=1)
-    [edit] = draft.edits
-    assert edit.op == "replace" and edit.value["output"] == "odd" and "balance" in edit.hypothesis
+    drafts = propose(op, h, n=12, budget=1)
+    swaps = [d.edits[0] for d in drafts if d.edits[0].op == "replace"]
+    assert swaps and all(e.value["output"] == "even" for e in swaps)
+
+
+def test_format_operator_names_the_labels_once():
+    op = OperatorProposer([], LABELS, operators=["format"])
+    [draft] = propose(op, harness(), n=3, budget=1)
+    after = apply_edits(harness(), draft.edits)
+    assert all(label in after.section("answer-format").text for label in LABELS)
+    assert propose(op, after, n=3, budget=1) == []
 
 
 def test_open_answer_tasks_and_empty_pool():
     tasks = [t.model_copy(update={"labels": None}) for t in DEMO]
     [draft] = propose(OperatorProposer(tasks, (), operators=["fewshot"]), harness(), n=1, budget=2)
-    assert len(draft.edits) == 2
+    [edit] = draft.edits
+    assert edit.op == "set" and len(edit.value) in (2, 4, 8, 16)
     assert propose(OperatorProposer([], LABELS, operators=["fewshot"]), harness(), n=2) == []
 
 
@@ -90,9 +128,3 @@ def test_deterministic_for_a_seed():
     b = propose(op, harness(), seed=7)
     assert a == b
     assert isinstance(op, Proposer)
-
-
-def test_fewshot_adds_whole_rounds_of_labels():
-    op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
-    [draft] = propose(op, harness(examples=()), n=1, budget=3)
-    assert sorted(e.value["output"] for e in draft.edits) == ["even", "odd"]

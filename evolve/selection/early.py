@@ -1,0 +1,147 @@
+"""Acceptance-aware early stopping: what a partial evaluation already rules out.
+
+The allocator asks, after every minibatch, whether a candidate can be stopped for good on its own
+evidence. The answer comes from the same rules acceptance applies to a full evaluation, with
+confidence bounds for the tasks not seen yet (one-sided at the allocator's `confidence`, with a
+finite-population correction: the validation split is a fixed, finite set):
+
+- guards: label collapse when the lower bound of the top label's final share is above the
+  collapse limit; a parse-rate drop or crash-rate rise when the lower bound of the paired
+  difference with the incumbent is above the allowed change; too few validation tasks at once;
+- regression: the upper bound of ΔS below −δ (δ estimated as z·SE of the paired differences seen);
+- floor: the upper bound of S below best-ever − δ;
+- no gain and not cheaper: the upper bound of ΔS at most δ while the candidate is neither cheaper
+  nor cost-neutral with structural novelty (the within-band admissions);
+- cost rule: a gainer whose token cost exceeds β0 + β1·ΔS even at the upper bound of ΔS.
+
+A collapse-rejected candidate therefore spends only what was needed to see the collapse. Greedy
+acceptance (the unregularized ablation) only stops candidates that cannot gain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evolve.selection.acceptance import Evaluation, relative_cost
+from evolve.selection.config import SelectionConfig
+from evolve.selection.guards import label_shares, normalize_label
+
+MIN_SEEN = 8
+"""No early verdict on fewer tasks than this (the bounds are not trusted on less)."""
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A candidate's and the incumbent's results on the tasks seen so far (in the shared order)."""
+
+    candidate: Evaluation
+    incumbent: Evaluation
+    seen: Sequence[str]
+    """Task ids seen by both, in order."""
+    total: Sequence[str]
+    """Every task id of the acceptance split."""
+
+
+def _fpc(n: int, total: int) -> float:
+    return max(0.0, (total - n) / max(total - 1, 1))
+
+
+def mean_bounds(values: np.ndarray, total: int, z: float, prior_var: float = 0.25) -> tuple[float, float, float]:
+    """(mean, low, high) of the mean of `values` over `total` items (shrunk variance, finite population)."""
+    n = len(values)
+    mean = float(values.mean())
+    var = (float(((values - mean) ** 2).sum()) + prior_var) / n
+    half = z * math.sqrt(var / n * _fpc(n, total))
+    return mean, mean - half, mean + half
+
+
+def _task_means(ev: Evaluation, ids: Sequence[str]) -> np.ndarray:
+    out = []
+    for t in ids:
+        values = [v for v in ev.rewards.get(t, []) if v is not None and not math.isnan(v)]
+        out.append(sum(values) / len(values) if values else 0.0)
+    return np.array(out, dtype=float)
+
+
+def _collapse(p: Partial, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float) -> str | None:
+    g = cfg.guards
+    if not gold or g.collapse_margin is None:
+        return None
+    preds = label_shares([p.candidate.predictions.get(t) for t in p.seen])
+    if not preds:
+        return None
+    label, count = preds.most_common(1)[0]
+    n, total = len(p.seen), len(p.total)
+    share = np.array([1.0 if normalize_label(p.candidate.predictions.get(t) or "") == label else 0.0
+                      for t in p.seen])
+    mean, low, _ = mean_bounds(share, total, z)
+    low = max(low, count / total)  # what the seen tasks alone already give
+    gold_share = label_shares([gold.get(t) for t in p.total]).get(label, 0) / total
+    limit = max(gold_share + g.collapse_margin, g.collapse_min_share)
+    if low > limit:
+        return (f"guard: collapse: predicts {label!r} on {mean:.0%} of {n} tasks seen (lower bound {low:.0%}) vs "
+                f"{gold_share:.0%} in the gold answers (limit {limit:.0%})")
+    return None
+
+
+def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
+    """Parse-rate drop or crash-rate rise, judged on per-task indicators of the rollouts seen."""
+    g = cfg.guards
+    checks = (("parse rate drop", g.max_parse_drop, p.incumbent.parsed_tasks, p.candidate.parsed_tasks),
+              ("crash rate rise", g.max_crash_rise, p.candidate.crashed_tasks, p.incumbent.crashed_tasks))
+    for name, limit, worse, better in checks:
+        if limit is None or worse is None or better is None:
+            continue
+        d = np.array([float(worse.get(t, 0.0)) - float(better.get(t, 0.0)) for t in p.seen])
+        mean, low, _ = mean_bounds(d, len(p.total), z)
+        if low > limit:
+            return f"guard: {name} of {mean:.0%} after {len(p.seen)} tasks (lower bound {low:.0%} > {limit:g})"
+    return None
+
+
+def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: float, cfg: SelectionConfig,
+                  z: float) -> str | None:
+    """Why the candidate can be stopped for good on what it has seen (None: keep evaluating)."""
+    g, acc = cfg.guards, cfg.acceptance
+    if g.enabled and len(p.total) < g.min_validation_tasks:
+        return (f"guard: only {len(p.total)} validation tasks; at least {g.min_validation_tasks} needed "
+                f"(guards.min_validation_tasks)")
+    if len(p.seen) < min(MIN_SEEN, len(p.total)):
+        return None
+    if g.enabled:
+        why = _collapse(p, gold, cfg, z) or _rate_change(p, cfg, z)
+        if why:
+            return why
+    cand, inc = _task_means(p.candidate, p.seen), _task_means(p.incumbent, p.seen)
+    d = cand - inc
+    total = len(p.total)
+    mean, _, high = mean_bounds(d, total, z)
+    if isinstance(acc.delta, str):
+        sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
+        delta = acc.delta_z * sd / math.sqrt(total)
+    else:
+        delta = float(acc.delta)
+    n = len(p.seen)
+    if acc.greedy:
+        return f"cannot gain: ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} tasks" if high <= delta else None
+    if high < -delta:
+        return f"regression: ΔS upper bound {high:+.3f} < −δ {-delta:.3f} after {n} tasks (mean {mean:+.3f})"
+    if acc.floor:
+        _, _, s_high = mean_bounds(cand, total, z)
+        if s_high < best_ever - delta:
+            return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
+    dc = relative_cost(p.candidate.tokens_per_task, p.incumbent.tokens_per_task)
+    if high <= delta:
+        cheaper = dc < -acc.cost_tolerance
+        novel = abs(dc) <= acc.cost_tolerance and p.candidate.novelty >= 1
+        if not acc.within_band or not (cheaper or novel):
+            return (f"cannot gain beyond the noise band (ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} "
+                    f"tasks) and is not cheaper (ΔC {dc:+.2f}, ν {p.candidate.novelty})")
+    elif acc.cost_rule and dc > acc.beta0 + acc.beta1 * high + 1e-12:
+        return (f"cost rule cannot be met: ΔC {dc:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{high:.3f} even at the "
+                f"ΔS upper bound after {n} tasks")
+    return None
