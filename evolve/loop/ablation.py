@@ -111,20 +111,9 @@ def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluatio
     result = acceptance.select([abl], inc, task_ids=[task.id for task in tasks], gold=gold,
                                best_ever=st.best_ever or 0.0, cfg=ctx.sel, rng=ctx.rng("prune"))
     stats = dict(result.decisions[0].stats)
-    ds, band, guards = stats["dS"], stats["delta"], stats.get("guards") or []
     dc_edit = relative_cost(inc.tokens_per_task, abl.tokens_per_task)
-    too_small = pruner.should_prune(ds, band)
-    too_costly = acc.cost_rule and ds < 0 and dc_edit > acc.beta0 + acc.beta1 * -ds + 1e-12
-    keep = not guards and (too_small or too_costly)
-    if guards:
-        why = "guard: " + "; ".join(guards)
-    elif too_small:
-        why = f"no effect beyond the noise band: ablation ΔS {ds:+.3f} >= −δ {-band:.3f}"
-    elif too_costly:
-        why = (f"too expensive: the edits cost ΔC {dc_edit:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{-ds:.3f} for their "
-               f"ΔS {-ds:+.3f}")
-    else:
-        why = f"needed: ablation ΔS {ds:+.3f} < −δ {-band:.3f} and the edits pay for their tokens"
+    keep, why = pruner.prune_verdict(stats["dS"], stats["delta"], dc_edit, stats.get("guards") or [], acc)
+    ds = stats["dS"]
     reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + why
     stats.update(rule="prune", dC_edit=dc_edit)
     ctx.store.add_decision(ctx.run_id, cid, ctx.t, keep, reason, stats, kind="prune")

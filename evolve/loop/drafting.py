@@ -54,10 +54,13 @@ def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: 
 
 
 def slots(ctx: RoundContext) -> tuple[int, int]:
-    """(LLM drafts, operator drafts) of this round: a disabled or absent proposer's slots go to the
-    operators, and every round in a row without an acceptance widens the operators' search."""
+    """(LLM drafts, operator drafts) of this round: the slots of a proposer that is absent, disabled or
+    out of `proposer_tokens` go to the operators, and every round in a row without an acceptance
+    widens the operators' search."""
     loop = ctx.loop
     llm = loop.llm_drafts if ctx.parts.proposer is not None and not ctx.state.proposer_disabled else 0
+    if not ctx.ledger.can_afford("proposer_tokens", 1):  # the proposer's token budget is spent
+        llm = 0
     operators = loop.operator_drafts + (loop.llm_drafts - llm) if ctx.parts.operators is not None else 0
     if operators:
         operators += min(empty_rounds(ctx), loop.widen_rounds) * loop.widen_drafts

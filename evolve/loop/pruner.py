@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from evolve.errors import EditError
 from evolve.harness import COMPONENTS, Edit, Harness, apply_edits
@@ -116,6 +116,22 @@ def ablations(seed: Harness, accepted_chain: Sequence[Sequence[Edit]]) -> list[A
         if harness.version != full.version:
             result.append(Ablation(index, list(edits), harness, skipped))
     return result
+
+
+def prune_verdict(delta_s: float, band: float, dc_edit: float, guards: Sequence[str], acc: Any) -> tuple[bool, str]:
+    """(prune?, why) for an ablation with score difference `delta_s` (ablation − incumbent) within noise
+    band `band`, where the left-out edits cost `dc_edit` relative tokens: prune when they are too small
+    (`should_prune`) or too expensive (ΔC_edit > β0 + β1·ΔS_edit under the cost rule), and the
+    ablation passes the guards."""
+    if guards:
+        return False, "guard: " + "; ".join(guards)
+    if should_prune(delta_s, band):
+        return True, f"no effect beyond the noise band: ablation ΔS {delta_s:+.3f} >= −δ {-band:.3f}"
+    gain = -delta_s
+    if acc.cost_rule and dc_edit > acc.beta0 + acc.beta1 * gain + 1e-12:
+        return True, (f"too expensive: the edits cost ΔC {dc_edit:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{gain:.3f} "
+                      f"for their ΔS {gain:+.3f}")
+    return False, f"needed: ablation ΔS {delta_s:+.3f} < −δ {-band:.3f} and the edits pay for their tokens"
 
 
 def should_prune(delta_s: float, band: float) -> bool:

@@ -135,3 +135,53 @@ def test_dropped_candidates_get_storable_rejections():
     assert {d.candidate_id for d in decisions} == set(res.dropped)
     assert all(not d.accepted and d.reason.startswith("stopped early: ") for d in decisions)
     assert all(d.stats["rollouts"] > 0 and "mean" in d.stats for d in decisions)
+
+
+def test_a_candidate_is_never_lost_to_a_leader_that_acceptance_rejects():
+    """The best-scoring candidate is inadmissible (say, it collapses onto one label): the second best,
+    which an allocator would stop as "worse than the leader", must still be fully evaluated."""
+    n = 120
+    gen = np.random.default_rng(0)
+    table = {"inc": (gen.random(n) < 0.3).astype(float), "tempting": (gen.random(n) < 0.9).astype(float),
+             "good": (gen.random(n) < 0.6).astype(float), "bad": np.zeros(n)}
+
+    async def qualify(cid: str) -> float | None:
+        return None if cid == "tempting" else float(table[cid].mean())
+
+    for name in ALLOCATORS:
+        cfg = AllocatorConfig(name=name, minibatch=8, survivors=1)
+        tasks = [f"t{i}" for i in range(n)]
+        known = {"inc": {t: float(table["inc"][i]) for i, t in enumerate(tasks)}}
+        res = asyncio.run(allocate(cfg, ["bad", "good", "tempting"], "inc", tasks, Oracle(table), Budget(),
+                                   random.Random(1), known=known, qualify=qualify))
+        assert "good" in res.survivors and "good" in res.qualified, (name, res.dropped)
+        assert "tempting" not in res.qualified
+        assert name == "uniform" or res.per_candidate["bad"] < n, name
+
+
+def test_a_final_screen_stops_a_candidate_on_its_own_evidence():
+    n = 100
+    table = {"inc": np.zeros(n), "collapsing": np.ones(n), "fine": np.ones(n)}
+    seen_at_stop = {}
+
+    async def screen(cid: str, seen: list[str]) -> str | None:
+        if cid == "collapsing" and len(seen) >= 12:
+            seen_at_stop[cid] = len(seen)
+            return "guard: collapse"
+        return None
+
+    tasks = [f"t{i}" for i in range(n)]
+    known = {"inc": dict.fromkeys(tasks, 0.0)}
+    res = asyncio.run(allocate(AllocatorConfig(name="ucb", minibatch=4), ["collapsing", "fine"], "inc", tasks,
+                               Oracle(table), Budget(), random.Random(0), known=known, screen=screen))
+    assert res.final == {"collapsing": "guard: collapse"} and res.survivors == ["fine"]
+    assert res.per_candidate["collapsing"] <= 2 * seen_at_stop["collapsing"]
+
+
+def test_budget_cut_candidates_are_reported_with_what_they_saw():
+    table = pool(6, n_cand=3, n_tasks=80)
+    budget = Budget(BudgetLimits(oracle_rollouts=60))
+    res, _, _ = run(AllocatorConfig(name="ucb", minibatch=8), table, budget=budget)
+    assert res.budget_cut and "budget" in res.reason
+    assert all(res.estimates[c]["n"] > 0 for c in res.budget_cut)
+    assert not set(res.budget_cut) & set(res.dropped)

@@ -1,0 +1,305 @@
+"""Whole mock runs that pin down what the regularized round does: selection among every admissible
+candidate, one budget ledger, the operators' search, and what tells the presets apart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from engine_mocks import RUN_OPTIONS, backends, helper_answer, policy_answer
+from typer.testing import CliRunner
+
+from evolve import api
+from evolve.backends.base import Request
+from evolve.backends.mock import MockBackend
+from evolve.cli import app
+from evolve.errors import ConfigError
+from evolve.loop.memory import Memory
+from evolve.loop.state import LoopState
+from evolve.store import LineageStore
+
+
+def run(db: str, run_id: str = "r", policy=None, helper=None, **extra):
+    p, h = backends()
+    return api.run(db=db, run_id=run_id, policy=policy or p, helper=helper or h, **{**RUN_OPTIONS, **extra})
+
+
+def state(db: str, run_id: str = "r") -> LoopState:
+    return LoopState.model_validate(LineageStore(db).get_state(run_id, "loop_state"))
+
+
+def collapsing_policy(request: Request) -> str:
+    """Right with two examples, but an answer-format section makes it say 'positive' to everything."""
+    if any("answer-format" in m["content"] or "exactly one of these labels" in m["content"]
+           for m in request.messages if m["role"] == "system"):
+        return "positive"
+    return policy_answer(request)
+
+
+def test_memory_records_delta_against_the_incumbent_of_the_attempt(tmp_path):
+    db = str(tmp_path / "m.db")
+    run(db)
+    store = LineageStore(db)
+    attempts = {a.candidate_id: a for p in Memory.model_validate(state(db).memory).problems for a in p.attempts}
+    decisions = {d["candidate_id"]: d for d in store.decisions("r") if d["kind"] != "prune"}
+    accepted = [cid for cid, a in attempts.items() if a.verdict == "accepted"]
+    assert accepted
+    for cid in accepted:
+        assert attempts[cid].delta == pytest.approx(decisions[cid]["stats"]["dS"]) and attempts[cid].delta > 0
+    stopped = [cid for cid, d in decisions.items() if d["reason"].startswith("stopped early") and cid in attempts]
+    assert stopped
+    for cid in stopped:  # the paired mean over the tasks it saw, never -S of the new incumbent
+        assert attempts[cid].delta == pytest.approx(decisions[cid]["stats"]["dS"])
+
+
+def test_accepting_one_attempt_does_not_resolve_problems_it_never_named():
+    from evolve.loop.analyst import Evidence, LabelStat
+
+    evidence = Evidence(n=10, score=0.3, parse_rate=0.5, labels=[
+        LabelStat(label="odd", n=5, correct=0), LabelStat(label="even", n=5, correct=3)])
+    memory = Memory()
+    memory.update(0, evidence, [{"candidate_id": "c", "approach": "fix the answer format to parse", "accepted": True}])
+    assert memory.get("unparseable").status == "resolved"
+    assert memory.get("label:odd").status == "open"
+
+
+def test_a_collapsing_candidate_stops_early_and_the_next_best_is_accepted(tmp_path):
+    db = str(tmp_path / "c.db")
+    summary = run(db, policy=MockBackend(collapsing_policy), rounds=2)
+    store = LineageStore(db)
+    collapsed = [d for d in store.decisions("r") if "collapse" in d["reason"]]
+    assert collapsed and all(d["stats"]["n_tasks"] < len(store.rollouts("r", split="validation")) for d in collapsed)
+    assert summary["best"]["validation"]["score"] > summary["seed"]["validation"]["score"]
+    assert any(e["component"] == "example" for e in summary["accepted_edits"])
+
+
+def test_one_trial_count_for_oracle_allocator_and_acceptance(tmp_path):
+    db = str(tmp_path / "t.db")
+    run(db, preset="skilllift", rounds=1)
+    store = LineageStore(db)
+    validation = store.rollouts("r", split="validation")
+    per_task: dict[tuple[str, str], int] = {}
+    for r in validation:
+        per_task[(r.harness_hash, r.task_id)] = per_task.get((r.harness_hash, r.task_id), 0) + 1
+    assert set(per_task.values()) == {2}, "skilllift's two trials per task are run, not only charged"
+    for c in store.candidates("r"):
+        if c.val_score is not None:  # not halved by a second, unrun trial
+            rewards = [r.reward for r in validation if r.harness_hash == c.harness_hash]
+            assert c.val_score == pytest.approx(sum(rewards) / len(rewards))
+
+
+def test_the_preset_budget_is_used_unless_the_run_sets_one(tmp_path):
+    from evolve.loop.setup import build_parts
+    from evolve.run_config import make_config
+
+    preset = tmp_path / "mine.yaml"
+    preset.write_text("budgets:\n  oracle_rollouts: 777\n", encoding="utf-8")
+    assert build_parts(make_config(preset=str(preset), model="mock")).budget == 777
+    assert build_parts(make_config(preset=str(preset), model="mock", budget=900)).budget == 900
+    assert build_parts(make_config(model="mock")).budget == 1500
+
+
+def test_a_budget_below_one_round_is_refused_up_front(tmp_path):
+    with pytest.raises(ConfigError, match=r"needs at least \d+ .*analyst batch"):
+        run(str(tmp_path / "b.db"), budget=50)
+    result = CliRunner().invoke(app, ["run", "--model", "mock", "--budget", "40", "--db", str(tmp_path / "c.db")])
+    assert result.exit_code == 2 and "needs at least" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "c.db").exists() or not LineageStore(str(tmp_path / "c.db")).list_runs()
+    plan = json.loads(CliRunner().invoke(app, ["run", "--dry-run", "--model", "mock"]).stdout)
+    assert plan["round_minimum"]["total"] > 0
+
+
+def test_a_budget_that_runs_out_mid_round_keeps_what_was_evaluated(tmp_path):
+    db = str(tmp_path / "mid.db")
+    summary = run(db, budget=160, rounds=3)
+    store = LineageStore(db)
+    cut = [c for c in store.candidates("r") if c.status == "rejected_budget"]
+    assert cut and "budget" in summary["stopped"]
+    decisions = {d["candidate_id"]: d for d in store.decisions("r")}
+    assert all(decisions[c.id]["stats"]["rule"] == "budget" for c in cut)
+    assert any(decisions[c.id]["stats"].get("n_tasks", 0) > 0 for c in cut), "partial statistics are kept"
+    assert summary["rollouts_spent"] <= 160
+
+
+def test_proposer_tokens_and_surrogate_calls_are_charged(tmp_path):
+    db = str(tmp_path / "p.db")
+    summary = run(db, rounds=3, selection={"budgets.proposer_tokens": 60})
+    spent = summary["budget_spent"]
+    assert spent["proposer_tokens"] >= 60 and spent["surrogate_calls"] > 0
+    llm_rounds = [r["round"] for r in summary["rounds"] if (r["drafts"].get("llm") or {}).get("produced")]
+    assert llm_rounds == [0], "no LLM drafts once the proposer's token budget is spent"
+
+
+def test_the_wall_clock_budget_stops_the_run(tmp_path):
+    summary = run(str(tmp_path / "w.db"), rounds=3, selection={"budgets.wall_clock_s": 0.0})
+    assert "wall-clock" in summary["stopped"] and summary["rounds_run"] == 0
+
+
+def test_a_proposer_without_valid_drafts_loses_its_slots_to_the_operators(tmp_path):
+    db = str(tmp_path / "d.db")
+    summary = run(db, helper=MockBackend(default="not json"), rounds=4)
+    assert summary["proposer_disabled"] and "no valid draft" in summary["proposer_disabled"]
+    rounds = summary["rounds"]
+    assert rounds[0]["drafts"]["llm"]["produced"] == 2 and rounds[1]["drafts"]["llm"]["produced"] == 2
+    assert all("llm" not in r["drafts"] for r in rounds[2:])
+    assert sum(d["produced"] for d in rounds[2]["drafts"].values()) >= 6, "the operators got the slots"
+    assert state(db).proposer_disabled == summary["proposer_disabled"]
+
+
+def test_proposer_model_none_runs_the_operators_only(tmp_path):
+    policy = MockBackend(policy_answer)
+    summary = api.run(db=str(tmp_path / "n.db"), run_id="n", policy=policy, proposer_model="none",
+                      **{**RUN_OPTIONS, "rounds": 2})
+    assert all("llm" not in r["drafts"] for r in summary["rounds"])
+    assert not any(r.role == "proposer" for r in policy.history)
+    assert summary["best"]["test"]["score"] > summary["seed"]["test"]["score"]
+
+
+def test_rounds_without_an_acceptance_widen_the_search(tmp_path):
+    never = MockBackend(lambda r: "positive")  # nothing can ever be accepted
+    summary = run(str(tmp_path / "s.db"), policy=never, rounds=3)
+    produced = [sum(d["produced"] for d in r["drafts"].values()) for r in summary["rounds"]]
+    assert produced[1] > produced[0] and produced[2] > produced[1]
+
+
+def test_the_screen_filters_at_the_default_draft_count(tmp_path):
+    db = str(tmp_path / "f.db")
+    run(db, rounds=2)
+    reasons = [c.reason for c in LineageStore(db).candidates("r")]
+    assert any(r.startswith("surrogate screen") for r in reasons)
+
+
+def test_the_learned_surrogate_uses_the_configured_parameters(tmp_path, monkeypatch):
+    from evolve.selection import learned
+
+    seen = []
+    original = learned.LearnedSurrogate.__init__
+
+    def spy(self, featurizer=None, *, ridge=1.0, nu=0.1, lam=0.03):
+        seen.append((ridge, nu, lam))
+        original(self, featurizer, ridge=ridge, nu=nu, lam=lam)
+
+    monkeypatch.setattr(learned.LearnedSurrogate, "__init__", spy)
+    run(str(tmp_path / "l.db"), rounds=3, selection={"surrogate.nu": 0.7, "surrogate.lam": 0.2, "surrogate.ridge": 3})
+    assert seen and set(seen) == {(3.0, 0.7, 0.2)}
+
+
+def test_reserved_slots_come_from_the_preset():
+    from evolve.loop import novelty
+
+    directive = novelty.exploration_directive(True, {"example"}, ("system", "skill", "example"), slots=2)
+    assert directive.reserved_slots == 2
+
+
+def test_the_pruner_ablates_in_more_than_one_round(tmp_path):
+    db = str(tmp_path / "pr.db")
+    run(db, rounds=6, budget=4000)
+    rounds = {d["round"] for d in LineageStore(db).decisions("r") if d["kind"] == "prune"}
+    assert len(rounds) >= 2
+
+
+def test_prune_verdicts_for_small_and_expensive_edits():
+    from evolve.loop.pruner import prune_verdict
+    from evolve.selection.config import AcceptanceConfig
+
+    acc = AcceptanceConfig()
+    assert prune_verdict(-0.01, 0.03, 0.5, [], acc)[0]  # no effect beyond the band
+    prune, why = prune_verdict(-0.05, 0.03, 2.0, [], acc)  # 5 points for 200% more tokens: too expensive
+    assert prune and "too expensive" in why
+    assert not prune_verdict(-0.30, 0.03, 2.0, [], acc)[0]  # 30 points pay for it
+    assert not prune_verdict(-0.01, 0.03, 0.5, ["collapse"], acc)[0]
+
+
+def test_eval_reuses_the_splits_of_a_run(tmp_path):
+    db = str(tmp_path / "e.db")
+    run(db, run_id="s", rounds=1, split_seed=5)
+    stored = LineageStore(db).get_state("s", "splits")
+    result = CliRunner().invoke(app, ["eval", "harnesses/minimal", "--run", "s", "--model", "mock", "--split",
+                                      "test", "--db", db, "--json"])
+    assert result.exit_code == 0, result.output
+    eval_id = json.loads(result.stdout)["run_id"]
+    assert sorted({r.task_id for r in LineageStore(db).rollouts(eval_id)}) == sorted(stored["test"])
+    missing = CliRunner().invoke(app, ["eval", "harnesses/minimal", "--model", "mock", "--db", db])
+    assert missing.exit_code == 2 and "--benchmark" in missing.output
+
+
+def test_run_and_eval_split_a_benchmark_alike_by_default(tmp_path):
+    from evolve.bench.benchmark import load_benchmark
+
+    db = str(tmp_path / "d.db")
+    run(db, run_id="a", rounds=1, seed=11)
+    stored = LineageStore(db).get_state("a", "splits")
+    assert stored == load_benchmark(RUN_OPTIONS["benchmark"]).split_ids()
+
+
+def test_eval_and_runs_share_one_score_and_interval():
+    from evolve.bench.stats import summarize as eval_summary
+    from evolve.bench.task import Task
+    from evolve.bench.verifiers import make_verifier
+    from evolve.loop.oracle import summarize as run_summary
+    from evolve.store import RolloutRecord
+
+    tasks = [Task(id=f"t{i}", input="x", target="a", labels=("a", "b")) for i in range(30)]
+    records = [RolloutRecord("r", "h", "b", "test", t.id, float((i + k) % 3 == 0), trial=k, prediction="a")
+               for i, t in enumerate(tasks) for k in range(2)]
+    a = eval_summary(records, tasks, make_verifier({"name": "label"}), ("a", "b"))
+    b = run_summary(records)
+    assert (a["score"], a["ci_low"], a["ci_high"], a["n"]) == (b["score"], b["ci_low"], b["ci_high"], b["n"])
+    assert a["policy_tokens"] == b["policy_tokens"]
+
+
+# -- what tells the presets apart ---------------------------------------------------------------
+
+
+def leaking_helper(request: Request) -> str:
+    """A proposer that copies an evolve-split review into the prompt (a lookup, not a mechanism)."""
+    if request.role == "proposer":
+        text = "\n".join(m["content"] for m in request.messages)
+        line = next(ln for ln in text.splitlines() if ln.startswith("- input: "))
+        return json.dumps({"edits": [{"op": "add", "component": "system", "target": "known-reviews",
+                                      "value": f"{line.removeprefix('- input: ')} -> negative",
+                                      "hypothesis": "remember this review"}]})
+    return helper_answer(request)
+
+
+def test_rrsi_critic_rejects_a_leak_before_any_rollout(tmp_path):
+    db = str(tmp_path / "rrsi.db")
+    run(db, helper=MockBackend(leaking_helper), rounds=1)
+    store = LineageStore(db)
+    leaks = [c for c in store.candidates("r") if c.origin == "llm" and c.status == "rejected_critic"]
+    assert leaks and all(not store.rollouts("r", harness_hash=c.harness_hash) for c in leaks)
+    decisions = [d for d in store.decisions("r") if d["kind"] != "prune"]
+    assert all(d["stats"].get("split") in (None, "validation") for d in decisions)
+
+
+def test_unregularized_has_no_critic_and_accepts_greedily_on_the_evolve_split(tmp_path):
+    db = str(tmp_path / "u.db")
+    run(db, helper=MockBackend(leaking_helper), rounds=1, preset="unregularized")
+    store = LineageStore(db)
+    llm = [c for c in store.candidates("r") if c.origin == "llm" and c.status != "rejected_invalid"]
+    assert llm and all(c.status != "rejected_critic" for c in llm)
+    assert not any(store.critiques(c.id) for c in llm)
+    decisions = [d for d in store.decisions("r") if d["kind"] != "prune"]
+    assert decisions and all(d["stats"].get("split") in (None, "evolve") for d in decisions)
+    assert {c.meta["budget"] for c in store.candidates("r") if c.round == 0} == {5}, "a fixed large edit budget"
+
+
+def test_skilllift_evaluates_every_screened_draft_on_every_validation_task_twice(tmp_path):
+    db = str(tmp_path / "sl.db")
+    run(db, preset="skilllift", rounds=1)
+    store = LineageStore(db)
+    n_val = len({r.task_id for r in store.rollouts("r", split="validation")})
+    evaluated = [c for c in store.candidates("r") if c.val_score is not None]
+    assert evaluated and len(evaluated) <= 3
+    for c in evaluated:
+        assert len(store.rollouts("r", harness_hash=c.harness_hash, split="validation")) == 2 * n_val
+    assert any(s["kind"] == "rubric" for s in store.surrogate_scores("r"))
+
+
+def test_cobra_ranks_with_the_learned_surrogate_and_no_rubric(tmp_path):
+    db = str(tmp_path / "co.db")
+    run(db, preset="cobra", rounds=3)
+    kinds = {s["kind"] for s in LineageStore(db).surrogate_scores("r")}
+    assert kinds == {"learned"}
+    assert not LineageStore(db).rubrics("r")
+

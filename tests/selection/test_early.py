@@ -1,0 +1,62 @@
+"""Acceptance-aware early verdicts on partial evaluations."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.selection.acceptance import Evaluation
+from evolve.selection.config import SelectionConfig
+from evolve.selection.early import Partial, early_verdict
+
+Z = 2.326
+IDS = [f"t{i}" for i in range(100)]
+GOLD = {t: ("pos" if i % 2 else "neg") for i, t in enumerate(IDS)}
+
+
+def ev(cid: str, correct: set[str], preds: dict[str, str], tokens: float = 100.0, novelty: int = 0) -> Evaluation:
+    return Evaluation(candidate_id=cid, rewards={t: [1.0 if t in correct else 0.0] for t in IDS},
+                      tokens_per_task=tokens, predictions=preds, novelty=novelty,
+                      parsed_tasks=dict.fromkeys(IDS, 1.0), crashed_tasks=dict.fromkeys(IDS, 0.0))
+
+
+INC = ev("inc", {t for i, t in enumerate(IDS) if i % 4 == 0}, {t: "neg" for t in IDS})
+
+
+def verdict(cand: Evaluation, n: int, cfg: SelectionConfig | None = None, best: float = 0.25) -> str | None:
+    return early_verdict(Partial(cand, INC, IDS[:n], IDS), gold=GOLD, best_ever=best, cfg=cfg or SelectionConfig(),
+                         z=Z)
+
+
+def test_collapse_is_seen_early_and_only_when_certain():
+    collapsing = ev("c", {t for t in IDS if GOLD[t] == "pos"}, {t: "pos" for t in IDS})
+    assert verdict(collapsing, 4) is None, "too few tasks for any verdict"
+    stop = next(n for n in range(8, 101, 4) if verdict(collapsing, n))
+    assert stop <= 24 and "collapse" in verdict(collapsing, stop)
+    balanced = ev("b", set(IDS), dict(GOLD))
+    assert all(verdict(balanced, n) is None for n in range(8, 101, 4))
+
+
+def test_regression_and_no_gain_without_being_cheaper():
+    worse = ev("w", set(), {})
+    assert "regression" in verdict(worse, 40)
+    same = ev("s", {t for t, v in INC.rewards.items() if v[0]}, {})
+    why = verdict(same, 100)
+    assert why and "cannot gain" in why
+    cheaper = ev("c", {t for t, v in INC.rewards.items() if v[0]}, {}, tokens=50.0)
+    assert verdict(cheaper, 100) is None, "a cheaper candidate within the band may be admissible"
+
+
+def test_cost_rule_and_greedy():
+    better = ev("b", {t for i, t in enumerate(IDS) if i % 4 in (0, 1)}, {}, tokens=5000.0)
+    assert "cost rule" in verdict(better, 60)
+    greedy = SelectionConfig.model_validate({"acceptance": {"greedy": True, "delta": 0.0}})
+    assert verdict(better, 60, greedy) is None
+    assert "cannot gain" in verdict(ev("w", set(), {}), 60, greedy)
+
+
+@pytest.mark.parametrize("size", [5, 19])
+def test_too_few_validation_tasks_is_known_at_once(size):
+    cand = ev("c", set(IDS), dict(GOLD))
+    why = early_verdict(Partial(cand, INC, IDS[:0], IDS[:size]), gold=GOLD, best_ever=0.0, cfg=SelectionConfig(),
+                        z=Z)
+    assert why and "validation tasks" in why
