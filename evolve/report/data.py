@@ -33,6 +33,10 @@ class ReportData:
     examples: list[dict[str, Any]]
     best: str | None
     notes: list[str] = field(default_factory=list)
+    round_rows: list[dict[str, Any]] = field(default_factory=list)
+    """Per round: val score, drafts per source (produced/valid/evaluated/admissible/accepted), rejections."""
+    proposer_note: str | None = None
+    """When and why the LLM proposer lost its slots, if it did."""
 
 
 def _split_names(summary: dict[str, Any]) -> list[str]:
@@ -157,4 +161,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
         accepted=accepted, rejected=rejected[-max_rejected:], rubrics=rubrics, usage=usage,
         examples=[{"split": r.split, "task_id": r.task_id, "reward": r.reward, "prediction": r.prediction or "",
                    "error": r.error or ""} for r in sample],
-        best=lineage.best, notes=notes)
+        best=lineage.best, notes=notes,
+        round_rows=[{"round": r["round"], "val_score": r.get("val_score"), "drafts": r.get("drafts") or {},
+                     "rejections": r.get("rejections") or {}} for r in rounds],
+        proposer_note=next((r["proposer_disabled"] for r in reversed(rounds) if r.get("proposer_disabled")), None))

@@ -55,7 +55,7 @@ def render_report(data: ReportData, *, db: str = "") -> str:
         run=data.run, overview=data.overview, counts=data.counts, tree=data.tree, hidden=data.hidden,
         charts=data.charts, splits=data.splits, accepted=data.accepted, rejected=data.rejected,
         rubrics=data.rubrics, usage=data.usage, examples=data.examples, best=data.best, notes=data.notes,
-        version=__version__, db=db)
+        round_rows=data.round_rows, proposer_note=data.proposer_note, version=__version__, db=db)
 
 
 def write_report(store: LineageStore, run_id: str, out: str | Path) -> Path:

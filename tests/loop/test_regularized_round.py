@@ -303,3 +303,18 @@ def test_cobra_ranks_with_the_learned_surrogate_and_no_rubric(tmp_path):
     assert kinds == {"learned"}
     assert not LineageStore(db).rubrics("r")
 
+
+
+def test_summary_and_report_list_drafts_per_source_and_rejections_per_round(tmp_path):
+    db = str(tmp_path / "rep.db")
+    run(db, rounds=2, helper=MockBackend(default="not json"))
+    result = CliRunner().invoke(app, ["report", "r", "--out", str(tmp_path / "r.html"), "--db", db])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Drafts per round" in html and "fewshot " in html and "invalid" in html
+    shown = CliRunner().invoke(app, ["resume", "r", "--db", db])  # a finished run: refused, no traceback
+    assert shown.exit_code == 2
+    cli = CliRunner().invoke(app, ["run", "--model", "mock", "--rounds", "1", "--budget", "300", "--report-limit",
+                                   "5", "--run-id", "t", "--db", db])
+    assert cli.exit_code == 0, cli.output
+    assert "drafts per round" in cli.output and "fewshot" in cli.output
