@@ -21,7 +21,7 @@ from typing import Any
 
 from evolve.backends.base import Backend, Completion, Request
 from evolve.bench.task import Task
-from evolve.bench.tools import call_tool, parse_tool_call
+from evolve.bench.tools import ToolRegistry, call_tool, parse_tool_call
 from evolve.bench.verifiers import Verifier, VerifierResult
 from evolve.errors import EvolveError
 from evolve.harness.model import AnswerExtraction, Harness
@@ -136,33 +136,39 @@ async def _complete(backend: Backend, requests: list[Request]) -> list[Completio
     return completions
 
 
-def _advance(harness: Harness, conv: _Conversation, completion: Completion, last_turn: bool) -> None:
+def _advance(harness: Harness, conv: _Conversation, completion: Completion,
+             last_turn: bool) -> tuple[str, dict[str, Any]] | None:
+    """Take in one reply; return the tool call it asks for (None when the conversation is done)."""
     conv.tokens_in += completion.usage.prompt_tokens
     conv.tokens_out += completion.usage.completion_tokens
     conv.latency_s += completion.latency_s
     if completion.error:
         conv.error, conv.done = completion.error, True
-        return
+        return None
     conv.text = completion.text
     conv.messages.append({"role": "assistant", "content": completion.text})
     call = parse_tool_call(completion.text) if harness.tools and not last_turn else None
     if call is None:
         conv.done = True
-        return
-    result = call_tool(harness.tools, call[0], call[1])
-    conv.messages.append({"role": "user", "content": render("tool_result.md.j2", TEMPLATES, tool=call[0],
-                                                            result=result).strip()})
+    return call
 
 
-async def _converse(harness: Harness, convs: list[_Conversation], backend: Backend, seed: int) -> None:
+async def _converse(harness: Harness, convs: list[_Conversation], backend: Backend, seed: int,
+                    registry: ToolRegistry) -> None:
     for turn in range(harness.control.max_turns):
         active = [c for c in convs if not c.done]
         if not active:
             return
         completions = await _complete(backend, [_request(harness, c, seed) for c in active])
         last = turn == harness.control.max_turns - 1
-        for conv, completion in zip(active, completions, strict=True):
-            _advance(harness, conv, completion, last)
+        calls = [(conv, _advance(harness, conv, completion, last))
+                 for conv, completion in zip(active, completions, strict=True)]
+        calls = [(conv, call) for conv, call in calls if call is not None]
+        results = await asyncio.gather(*(asyncio.to_thread(call_tool, harness.tools, call[0], call[1],
+                                                           registry=registry) for _, call in calls))
+        for (conv, call), result in zip(calls, results, strict=True):
+            conv.messages.append({"role": "user", "content": render("tool_result.md.j2", TEMPLATES, tool=call[0],
+                                                                    result=result.text).strip()})
 
 
 async def _score(verifier: Verifier, task: Task, answer: str) -> VerifierResult:
@@ -209,32 +215,41 @@ async def _finish(harness: Harness, group: list[_Conversation], verifier: Verifi
     )
 
 
+def tool_registry(verifier: Verifier, tools: ToolRegistry | None = None) -> ToolRegistry:
+    """The allow-list of a rollout: `tools`, else the one the benchmark attached to its verifier, else
+    the built-ins and process-wide registrations."""
+    return tools or getattr(verifier, "tool_registry", None) or ToolRegistry()
+
+
 async def _run_units(harness: Harness, units: list[tuple[Task, int]], backend: Backend, verifier: Verifier,
-                     seed: int) -> list[RolloutResult]:
+                     seed: int, tools: ToolRegistry | None = None) -> list[RolloutResult]:
     groups = []
     samples = effective_samples(harness)
     for task, trial in units:
         messages = render_messages(harness, task.input)
         groups.append([_Conversation(task, trial, s, list(messages), len(messages) - 1) for s in range(samples)])
-    await _converse(harness, [c for g in groups for c in g], backend, seed)
+    await _converse(harness, [c for g in groups for c in g], backend, seed, tool_registry(verifier, tools))
     return [await _finish(harness, g, verifier) for g in groups]
 
 
 async def run_task(harness: Harness, task: Task, backend: Backend, verifier: Verifier, *, trial: int = 0,
-                   seed: int = 0) -> RolloutResult:
+                   seed: int = 0, tools: ToolRegistry | None = None) -> RolloutResult:
     """Roll out `harness` on one task (all samples and tool turns) and score it."""
-    [result] = await _run_units(harness, [(task, trial)], backend, verifier, seed)
+    [result] = await _run_units(harness, [(task, trial)], backend, verifier, seed, tools)
     return result
 
 
 async def evaluate(harness: Harness, tasks: Sequence[Task], backend: Backend, verifier: Verifier, *,
                    trials: int = 1, seed: int = 0, batch_size: int = 64,
-                   progress: Progress | None = None) -> list[RolloutResult]:
-    """One RolloutResult per task × trial, in order (task-major); requests go out in batches."""
+                   progress: Progress | None = None, tools: ToolRegistry | None = None) -> list[RolloutResult]:
+    """One RolloutResult per task × trial, in order (task-major); requests go out in batches.
+
+    `tools` is the allow-list of tool implementations (default: the one the benchmark attached to
+    `verifier`, else the built-ins and process-wide registrations)."""
     units = [(task, trial) for task in tasks for trial in range(trials)]
     results: list[RolloutResult] = []
     for start in range(0, len(units), batch_size):
-        results += await _run_units(harness, units[start:start + batch_size], backend, verifier, seed)
+        results += await _run_units(harness, units[start:start + batch_size], backend, verifier, seed, tools)
         if progress is not None:
             progress(len(results), len(units))
     return results

@@ -10,6 +10,7 @@ from evolve.backends.base import Completion, Request
 from evolve.backends.mock import MockBackend
 from evolve.bench.runtime import evaluate, extract_answer, run_task, vote
 from evolve.bench.task import Task
+from evolve.bench.tools import ToolRegistry
 from evolve.bench.verifiers import VerifierResult, make_verifier
 from evolve.harness.model import AnswerExtraction, Control, Example, Harness, Section, Tool
 
@@ -134,13 +135,23 @@ def test_tool_errors_go_back_to_the_policy_and_turns_are_bounded():
     assert "error: ValueError" in bad.history[1].messages[-1]["content"]
 
 
-def test_python_tool_reference():
-    tool = Tool(name="count", description="Count words.", implementation="python:evolve.bench.tools:word_count")
-    backend = MockBackend(lambda r: "3" if "Result of tool" in r.messages[-1]["content"]
+def test_registered_python_tool_runs_in_the_sandbox(tmp_path):
+    (tmp_path / "my_tools.py").write_text("import os\ndef count(text):\n    return f'{len(text.split())} "
+                                          "{sorted(os.environ)}'\n", encoding="utf-8")
+    tool = Tool(name="count", description="Count words.", implementation="python:my_tools:count")
+    backend = MockBackend(lambda r: "done" if "Result of tool" in r.messages[-1]["content"]
                           else '{"tool": "count", "arguments": {"text": "a b c"}}')
-    result = run(run_task(Harness(tools=(tool,), control=Control(max_turns=2)),
-                          Task(id="c", input="count", target="3"), backend, make_verifier("exact")))
-    assert result.reward == 1.0
+    harness = Harness(tools=(tool,), control=Control(max_turns=2))
+    registry = ToolRegistry([{"implementation": "python:my_tools:count", "path": str(tmp_path)}])
+    result = run(run_task(harness, Task(id="c", input="count", target="done"), backend, make_verifier("exact"),
+                          tools=registry))
+    observation = backend.history[1].messages[-1]["content"]
+    assert result.reward == 1.0 and "Result of tool count: 3 ['HOME', 'LANG', 'PATH', 'TMPDIR']" in observation
+
+    unregistered = MockBackend(lambda r: "done" if "Result of tool" in r.messages[-1]["content"]
+                               else '{"tool": "count", "arguments": {"text": "a b c"}}')
+    run(run_task(harness, Task(id="c", input="count", target="done"), unregistered, make_verifier("exact")))
+    assert "is not on the allow-list" in unregistered.history[1].messages[-1]["content"]
 
 
 def test_failed_completion_is_a_scored_failure():
