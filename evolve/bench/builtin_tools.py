@@ -165,7 +165,9 @@ def run_tests(path="tests", pattern="test*.py"):
         sys.path.insert(0, root)
     start = _path(path)
     buffer = io.StringIO()
-    suite = unittest.defaultTestLoader.discover(start, pattern=str(pattern), top_level_dir=root)
+    if start not in sys.path:
+        sys.path.insert(1, start)
+    suite = unittest.defaultTestLoader.discover(start, pattern=str(pattern), top_level_dir=start)
     result = unittest.TextTestRunner(stream=buffer, verbosity=1).run(suite)
     status = "NO TESTS" if not result.testsRun else "PASSED" if result.wasSuccessful() else "FAILED"
     return f"{status}: {result.testsRun} tests, {len(result.failures)} failures, {len(result.errors)} errors\n" + \

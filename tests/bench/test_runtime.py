@@ -120,7 +120,11 @@ def test_tool_loop_calls_calculator_and_feeds_the_result_back():
     assert len(backend.history) == 2
     assert "# Tools" in backend.history[0].messages[0]["content"]
     roles = [m["role"] for m in result.trajectory]
-    assert roles == ["user", "assistant", "user", "assistant", "verifier"]
+    assert roles == ["user", "assistant", "tool", "assistant", "verifier"]
+    turn, observation = result.trajectory[1], result.trajectory[2]
+    assert turn["turn"] == 1 and turn["tokens_out"] > 0 and turn["tool_calls"] == [
+        {"name": "calc", "arguments": {"expression": "17 * 23"}}]
+    assert (observation["name"], observation["ok"], observation["content"]) == ("calc", True, "391")
 
 
 def test_tool_errors_go_back_to_the_policy_and_turns_are_bounded():
@@ -128,7 +132,9 @@ def test_tool_errors_go_back_to_the_policy_and_turns_are_bounded():
     result = run(run_task(calc_harness(max_turns=3), math_task(), backend, make_verifier("numeric")))
     assert len(backend.history) == 3
     assert "unknown tool 'nope'; available: calc" in backend.history[1].messages[-1]["content"]
-    assert result.reward == 0.0 and result.error is None
+    assert result.reward == 0.0 and result.error == "TurnLimit: still calling tools after 3 turns"
+    assert result.trajectory[-2] == {"role": "limit", "kind": "TurnLimit",
+                                     "content": "still calling tools after 3 turns"}
 
     bad = MockBackend(lambda request: '{"tool": "calc", "arguments": {"expression": "__import__(1)"}}')
     run(run_task(calc_harness(max_turns=2), math_task(), bad, make_verifier("numeric")))

@@ -180,7 +180,7 @@ def test_the_rollout_goes_on_after_every_attack(planted):
     backend = MockBackend(policy)
     result = asyncio.run(run_task(harness, Task(id="a", input="try", target="all done"), backend,
                                   make_verifier("exact")))
-    observations = [m["content"] for m in result.trajectory if m["role"] == "user"][1:]
+    observations = [m["content"] for m in result.trajectory if m["role"] == "tool"]
     assert result.reward == 1.0 and result.error is None and len(observations) == len(attacks)
     assert all("not allowed" in o or "MemoryError" in o or "None" in o for o in observations), observations
     assert KEY not in str(result.trajectory) and victim.read_text(encoding="utf-8") == "keep me"
