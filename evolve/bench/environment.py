@@ -130,6 +130,16 @@ class WorkspaceEnvironment(PlainEnvironment):
         return folder
 
 
+class KeptWorkspaceEnvironment(WorkspaceEnvironment):
+    """A workspace environment that hands the final copy to the caller (`kept`) instead of removing it
+    (the runtime API's `run(..., workspace=DIR)`)."""
+
+    kept: Path | None = None
+
+    def close_workspace(self, folder: Path) -> None:
+        self.kept = folder
+
+
 Factory = Callable[[EnvironmentSpec, ToolRegistry], Environment]
 _ENVIRONMENTS: dict[str, Factory] = {
     "plain": lambda spec, tools: PlainEnvironment(tools, spec.sandbox, spec.limits),
