@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolve.errors import ConfigError, describe_validation
 from evolve.yamlfile import read_mapping
@@ -64,6 +64,15 @@ class RunConfig(BaseModel):
     """Tool implementations this run admits besides the built-ins and the benchmark's: `python:<module>:<function>`
     or `{implementation, path}` (a folder put on the sandbox's import path); `builtin:bash` allows the shell.
     Harness tools may name only admitted implementations; their calls run in the sandbox."""
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: list[str | dict[str, Any]]) -> list[str | dict[str, Any]]:
+        from evolve.bench.tools import ToolSpec
+
+        for spec in value:
+            ToolSpec.model_validate({"implementation": spec} if isinstance(spec, str) else spec)
+        return value
 
     def resolved_proposer_model(self) -> str:
         """The model of the helper roles (critic, rubric): the proposer's, or the policy's for `none`."""

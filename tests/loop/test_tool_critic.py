@@ -74,3 +74,19 @@ def test_a_run_whose_proposer_binds_a_shell_rejects_it_and_finishes(tmp_path, pr
     assert all(c.status in ("rejected_critic", "rejected_invalid") for c in shells)  # the rest: duplicates
     assert not any(r.candidate_id in {c.id for c in shells} for r in store.rollouts("r"))  # never rolled out
     assert store.get_run("r")["status"] == "finished" and summary["best"]["test"]["score"] is not None
+
+
+def test_tools_registered_in_the_run_file_are_admitted_for_that_run(tmp_path):
+    from evolve.loop.setup import build_parts
+    from evolve.run_config import make_config
+
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("benchmark: sentiment-products\ntools:\n  - {implementation: 'python:team_tools:lookup', "
+                        "path: tools}\n", encoding="utf-8")
+    config = make_config(run_file)
+    assert config.tools == [{"implementation": "python:team_tools:lookup", "path": str(tmp_path / "tools")}]
+    parts = build_parts(config, policy=MockBackend(policy_answer), helper=MockBackend(_malicious_helper))
+    registry = parts.benchmark.verifier.tool_registry
+    assert registry.allows("python:team_tools:lookup") and not registry.allows("python:subprocess:getoutput")
+    tool = {"name": "lookup", "description": "d", "implementation": "python:team_tools:lookup"}
+    assert review([tool_edit("add", tool)], registry).passed
