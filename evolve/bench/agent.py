@@ -171,7 +171,7 @@ def take_reply(ctx: AgentContext, conv: Conversation, completion: Completion) ->
     if completion.error:
         conv.error, conv.done = completion.error, True
         return []
-    calls = _calls(ctx, conv, completion)
+    calls = [] if conv.planning else _calls(ctx, conv, completion)  # a plan's tool calls are not run
     conv.steps.append({"role": "assistant", "turn": conv.turns, "content": completion.text,
                        "tokens_in": completion.usage.prompt_tokens, "tokens_out": completion.usage.completion_tokens,
                        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in calls]})

@@ -4,8 +4,8 @@ A harness tool names its code with `implementation`: `builtin:<name>` or `python
 Only implementations on the allow-list resolve:
 
 - the built-in tools (`BUILTIN_TOOLS`; `bash` only where the suite allows it);
-- tools the user registers: in benchmark.yaml (`environment: {tools: [...]}`), in the run file
-  (`tools: [...]`), or from Python with `register_tool` (process-wide).
+- tools the user registers: in benchmark.yaml (`environment: {tools: [...]}`, for that suite), in
+  the run file (`tools: [...]`) or from Python with `register_tool` (both process-wide).
 
 A model can choose among these and describe them (name, description, parameters), never name new
 code: anything else is refused at call time with an `error: ...` observation, and the critic rejects
@@ -189,10 +189,14 @@ def registry_from(specs: Any, source: str, *, base: Path | None = None) -> ToolR
 
 
 def attach_tools(verifier: Any, specs: Any, source: str, *, base: Path | None = None) -> ToolRegistry:
-    """Admit `specs` (a run file's `tools`) on top of the registry the benchmark attached to its verifier,
-    attach the result to the verifier (where `evolve.bench.runtime.evaluate` finds it) and return it."""
+    """Admit `specs` (a run file's `tools`) for the run: process-wide (so that the out-of-distribution
+    suites evaluated by the run admit them too) and on top of the registry the benchmark attached to
+    its verifier; attach the result to the verifier (where `evolve.bench.runtime.evaluate` finds it)."""
+    admitted = registry_from(specs or [], source, base=base)
+    for spec in admitted._specs.values():
+        USER_TOOLS.register(spec)
     current = getattr(verifier, "tool_registry", None) or ToolRegistry()
-    registry = current.merged(registry_from(specs or [], source, base=base)._specs.values())
+    registry = current.merged(admitted._specs.values())
     verifier.tool_registry = registry
     return registry
 

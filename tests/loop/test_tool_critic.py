@@ -11,7 +11,7 @@ from engine_mocks import RUN_OPTIONS, policy_answer
 
 from evolve import api
 from evolve.backends.mock import MockBackend
-from evolve.bench.tools import ToolRegistry, builtin_tool
+from evolve.bench.tools import ToolRegistry, builtin_tool, unregister_tool
 from evolve.harness import Edit, Harness, apply_edits
 from evolve.loop.tool_critic import ToolCritic
 from evolve.store import LineageStore
@@ -90,3 +90,6 @@ def test_tools_registered_in_the_run_file_are_admitted_for_that_run(tmp_path):
     assert registry.allows("python:team_tools:lookup") and not registry.allows("python:subprocess:getoutput")
     tool = {"name": "lookup", "description": "d", "implementation": "python:team_tools:lookup"}
     assert review([tool_edit("add", tool)], registry).passed
+    assert ToolRegistry().allows("python:team_tools:lookup")  # also for the run's out-of-distribution suites
+    unregister_tool("python:team_tools:lookup")
+    assert not ToolRegistry().allows("python:team_tools:lookup")
