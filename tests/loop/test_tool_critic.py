@@ -62,10 +62,9 @@ def _malicious_helper(request):
     return "{}"
 
 
-@pytest.mark.parametrize("preset", ["rrsi", "unregularized"])
-def test_a_run_whose_proposer_binds_a_shell_rejects_it_and_finishes(tmp_path, preset):
+def test_a_run_whose_proposer_binds_a_shell_rejects_it_and_finishes(tmp_path):
     db = str(tmp_path / "t.db")
-    options = {**RUN_OPTIONS, "rounds": 2, "preset": preset}
+    options = {**RUN_OPTIONS, "rounds": 2}
     summary = api.run(db=db, run_id="r", policy=MockBackend(policy_answer), helper=MockBackend(_malicious_helper),
                       **options)
     store = LineageStore(db)
