@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolve.errors import ConfigError, describe_validation
 from evolve.yamlfile import read_mapping
@@ -60,6 +60,19 @@ class RunConfig(BaseModel):
     """Overrides of the selection preset (dotted keys allowed)."""
     cache: bool = True
     """Use the persistent response cache."""
+    tools: list[str | dict[str, Any]] = Field(default_factory=list)
+    """Tool implementations this run admits besides the built-ins and the benchmark's: `python:<module>:<function>`
+    or `{implementation, path}` (a folder put on the sandbox's import path); `builtin:bash` allows the shell.
+    Harness tools may name only admitted implementations; their calls run in the sandbox."""
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: list[str | dict[str, Any]]) -> list[str | dict[str, Any]]:
+        from evolve.bench.tools import ToolSpec
+
+        for spec in value:
+            ToolSpec.model_validate({"implementation": spec} if isinstance(spec, str) else spec)
+        return value
 
     def resolved_proposer_model(self) -> str:
         """The model of the helper roles (critic, rubric): the proposer's, or the policy's for `none`."""
@@ -77,9 +90,18 @@ def load_run_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _tool_path(spec: Any, base: Path) -> Any:
+    """A run file's tool registration with its `path` made absolute (relative to the run file)."""
+    if isinstance(spec, dict) and isinstance(spec.get("path"), str) and not Path(spec["path"]).is_absolute():
+        return {**spec, "path": str((base / spec["path"]).resolve())}
+    return spec
+
+
 def make_config(file: str | Path | None = None, **overrides: Any) -> RunConfig:
     """Merge a run file with overrides (None values are ignored) and validate."""
     data: dict[str, Any] = load_run_file(file) if file else {}
+    if file and isinstance(data.get("tools"), list):
+        data["tools"] = [_tool_path(spec, Path(file).parent) for spec in data["tools"]]
     data.update({k: v for k, v in overrides.items() if v is not None})
     source = str(file) if file else "run options"
     try:

@@ -4,6 +4,8 @@
     agent = load_harness("export/harness.json")        # a bundle, an export folder or a harness folder
     agent.messages("Is the sky green?")               # chat messages for any client
     agent.run("Is the sky green?", model="openai/gpt-4.1-mini").answer
+    done = agent.run("Fix the failing test.", workspace="my-repo", model="hosted_vllm/...", api_base=...)
+    done.workspace                                     # the agent's final copy of my-repo (my-repo is untouched)
 
 `load_harness` accepts a harness folder (`harness.yaml` ...), a JSON bundle (`evolve export --format
 json`) or a folder that holds one (`--format json|python`). A bundle's recorded version must match
@@ -42,6 +44,11 @@ class AgentResult:
     """Set when the model call failed; `answer` and `text` are then empty."""
     reward: float | None = None
     """The verifier's reward when `run` was given a verifier, else None."""
+    workspace: Path | None = None
+    """With `run(..., workspace=DIR)`: the agent's final copy of DIR (DIR itself is never changed). The
+    caller owns it: copy files back, then remove it."""
+    changes: str = ""
+    """With a workspace: unified diffs of the files the agent changed, added or removed."""
 
 
 def _task_input(task: Any) -> str:
@@ -76,19 +83,26 @@ class Agent:
         return render_messages(self.harness, _task_input(task))
 
     def run(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None, *,
-            verifier: Any = None, seed: int = 0) -> AgentResult:
+            verifier: Any = None, seed: int = 0, workspace: str | Path | None = None,
+            tools: Any = None) -> AgentResult:
         """Run `task` against `model` (a model string such as `embedded`, `openai/...`,
         `hosted_vllm/...` with `api_base`, or a Backend object) and return the result.
 
-        The harness's control settings apply (samples and vote, tool turns, answer extraction).
-        With a `verifier` (see `evolve.bench.verifiers`) and a task that has a `target`, the
-        result carries its `reward`.
+        The same multi-turn loop as evaluation: the harness's control settings apply (samples and
+        vote, tool turns, flow, memory, context, answer extraction), tools run in the sandbox. With
+        `workspace=DIR` the agent works on a fresh copy of DIR (returned as `result.workspace`).
+        `tools` is an `evolve.bench.tools.ToolRegistry` admitting user tools (default: built-ins and
+        `register_tool` registrations). With a `verifier` (see `evolve.bench.verifiers`) and a task
+        that has a `target`, the result carries its `reward`.
         """
-        return asyncio.run(self.arun(task, model=model, api_base=api_base, verifier=verifier, seed=seed))
+        return asyncio.run(self.arun(task, model=model, api_base=api_base, verifier=verifier, seed=seed,
+                                     workspace=workspace, tools=tools))
 
     async def arun(self, task: Any, model: str | Backend = "embedded", api_base: str | None = None, *,
-                   verifier: Any = None, seed: int = 0) -> AgentResult:
+                   verifier: Any = None, seed: int = 0, workspace: str | Path | None = None,
+                   tools: Any = None) -> AgentResult:
         """Async `run` (for callers that already have an event loop)."""
+        from evolve.bench.environment import KeptWorkspaceEnvironment, PlainEnvironment
         from evolve.bench.runtime import run_task
         from evolve.bench.task import Task
 
@@ -97,12 +111,21 @@ class Agent:
             item = task
         else:
             item = Task(id="task", input=_task_input(task), target=str(getattr(task, "target", "") or ""))
+        env = PlainEnvironment(tools)
+        if workspace is not None:
+            source = Path(workspace).expanduser()
+            if not source.is_dir():
+                raise HarnessError(f"workspace {source}: not a folder")
+            item = item.model_copy(update={"meta": {**item.meta, "workspace": str(source.resolve())}})
+            env = KeptWorkspaceEnvironment(tools)
         scorer = verifier if verifier is not None else _Unscored()
-        out = await run_task(self.harness, item, backend, scorer, seed=seed)
-        text = next((m.get("content", "") for m in reversed(out.trajectory) if m.get("role") == "assistant"), "")
+        out = await run_task(self.harness, item, backend, scorer, seed=seed, environment=env)
+        text = next((m.get("content") or "" for m in reversed(out.trajectory) if m.get("role") == "assistant"), "")
         usage = {"prompt_tokens": out.tokens_in, "completion_tokens": out.tokens_out, "total": out.tokens}
+        changes = next((m.get("content") or "" for m in out.trajectory if m.get("role") == "workspace"), "")
         return AgentResult(answer=out.prediction or "", text=text, usage=usage, trajectory=list(out.trajectory),
-                           error=out.error, reward=out.reward if verifier is not None else None)
+                           error=out.error, reward=out.reward if verifier is not None else None,
+                           workspace=getattr(env, "kept", None), changes=changes)
 
 
 class _Unscored:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -23,11 +24,30 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A native function call the model asked for."""
+
+    id: str
+    name: str
+    arguments: str
+    """The arguments as the model wrote them (JSON text, possibly invalid)."""
+
+    def parsed(self) -> dict[str, Any] | None:
+        """The arguments as a JSON object, or None when they are not one."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
 class Request:
     """One chat completion request."""
 
-    messages: tuple[dict[str, str], ...]
-    """Chat messages (`role`, `content`), including an explicit system message."""
+    messages: tuple[dict[str, Any], ...]
+    """Chat messages (`role`, `content`), including an explicit system message; with native tools also
+    assistant messages with `tool_calls` and `tool` messages with `tool_call_id` (OpenAI format)."""
     role: Role = "policy"
     """Who is asking (accounting only; never changes the answer)."""
     temperature: float = 0.0
@@ -37,10 +57,12 @@ class Request:
     stop: tuple[str, ...] = ()
     json_schema: dict[str, Any] | None = field(default=None, hash=False)
     """Constrain the output to this JSON schema where the backend can."""
+    tools: tuple[dict[str, Any], ...] = field(default=(), hash=False)
+    """OpenAI-style function definitions offered for native tool calling (backends with `native_tools`)."""
 
     def cache_key_data(self, model: str) -> dict[str, Any]:
         """Everything that determines the answer (the role is not part of it)."""
-        return {
+        data = {
             "model": model,
             "messages": list(self.messages),
             "temperature": self.temperature,
@@ -49,6 +71,9 @@ class Request:
             "stop": list(self.stop),
             "json_schema": self.json_schema,
         }
+        if self.tools:
+            data["tools"] = list(self.tools)
+        return data
 
 
 @dataclass(frozen=True)
@@ -62,10 +87,24 @@ class Completion:
     role: Role = "policy"
     cached: bool = False
     error: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Native function calls of the reply (empty with the text protocol)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def native_tools(backend: Any) -> bool:
+    """Whether `backend` (or the backend a wrapper such as the cache or the meter holds) sends tool
+    definitions natively (`Request.tools`) and returns `Completion.tool_calls`."""
+    seen = 0
+    while backend is not None and seen < 16:
+        flag = getattr(backend, "native_tools", None)
+        if flag is not None:
+            return bool(flag)
+        backend, seen = getattr(backend, "inner", None), seen + 1
+    return False
 
 
 @runtime_checkable
@@ -80,6 +119,9 @@ class Backend(Protocol):
       (missing extra, model file not found).
     - It never blocks forever: every call has a timeout.
     - `name` is the model string that selected it (stored with rollouts; never contains secrets).
+    - A backend with `native_tools = True` sends `Request.tools` as function definitions and returns
+      the calls in `Completion.tool_calls`; others ignore `tools` (the runtime then uses the text
+      protocol). Wrappers expose the backend they hold as `inner`.
     """
 
     name: str

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evolve.backends.base import Backend, Completion, Request, Usage
+from evolve.backends.base import Backend, Completion, Request, ToolCall, Usage
 from evolve.backends.embedded import canonical_json
 from evolve.paths import cache_dir
 
@@ -63,7 +63,9 @@ class CachedBackend:
             return None
         usage = Usage(entry["prompt_tokens"], entry["completion_tokens"])
         elapsed = time.perf_counter() - start
-        return Completion(entry["text"], usage, elapsed, model=self.name, role=request.role, cached=True)
+        calls = tuple(ToolCall(*call) for call in entry.get("tool_calls", ()))
+        return Completion(entry["text"], usage, elapsed, model=self.name, role=request.role, cached=True,
+                          tool_calls=calls)
 
     def _store(self, request: Request, completion: Completion) -> None:
         if not completion.ok or not is_cacheable(request):
@@ -73,6 +75,8 @@ class CachedBackend:
             "prompt_tokens": completion.usage.prompt_tokens,
             "completion_tokens": completion.usage.completion_tokens,
         }
+        if completion.tool_calls:
+            entry["tool_calls"] = [[c.id, c.name, c.arguments] for c in completion.tool_calls]
         self._cache.set(cache_key(request, self.name), entry)
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:

@@ -83,7 +83,7 @@ def _draw(rates: FaultRates, request: Request) -> str | None:
 
 
 def _garbage(request: Request, seed: int) -> str:
-    rng = random.Random(f"{seed}:{request.messages[-1]['content'] if request.messages else ''}")
+    rng = random.Random(f"{seed}:{(request.messages[-1].get('content') or '') if request.messages else ''}")
     alphabet = "{}[]<>\"':;,.!?@#$%^&*()~`|\\/ \n\tabcxyz0123456789ÿ€漢"
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
 
@@ -106,7 +106,7 @@ class FaultyBackend:
 
     async def _fault(self, kind: str, request: Request) -> Completion:
         self.injected[kind] += 1
-        usage = Usage(sum(len(m["content"].split()) for m in request.messages), 0)
+        usage = Usage(sum(len((m.get("content") or "").split()) for m in request.messages), 0)
         base = {"usage": usage, "model": self.name, "role": request.role}
         if kind == "error":
             return Completion("", error="TransientError: injected fault (HTTP 503 after retries)", **base)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from evolve.backends.base import Completion, Request, Usage
+from evolve.backends.base import Completion, Request, ToolCall, Usage
 from evolve.backends.redact import redact
 from evolve.backends.registry import BackendOptions
 from evolve.backends.retry import RetriesExhausted, RetryPolicy, call_with_retries, status_code
@@ -50,7 +51,13 @@ def _is_unreachable(exc: BaseException) -> bool:
 
 
 class LiteLLMBackend:
-    """A litellm model; see the module docstring. `extra_params` go to every call (tests: `mock_response`)."""
+    """A litellm model; see the module docstring. `extra_params` go to every call (tests: `mock_response`).
+
+    Tool definitions (`Request.tools`) are sent natively as `tools=` (OpenAI function definitions;
+    vLLM's OpenAI server needs `--enable-auto-tool-choice --tool-call-parser ...`), and the reply's
+    tool calls come back in `Completion.tool_calls`. `native_tools=False` makes the runtime use the
+    text protocol instead.
+    """
 
     def __init__(
         self,
@@ -63,6 +70,7 @@ class LiteLLMBackend:
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         extra_params: dict[str, Any] | None = None,
+        native_tools: bool = True,
     ) -> None:
         if concurrency < 1:
             raise BackendError(f"concurrency must be >= 1, got {concurrency}")
@@ -77,6 +85,7 @@ class LiteLLMBackend:
         self._sleep = sleep
         self._extra = dict(extra_params or {})
         self._api_key = api_key
+        self.native_tools = native_tools
         self._router = self._make_router() if len(self.api_bases) > 1 else None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
 
@@ -117,6 +126,9 @@ class LiteLLMBackend:
             params["seed"] = request.seed
         if request.stop:
             params["stop"] = list(request.stop)
+        if request.tools:
+            params["tools"] = [dict(t) for t in request.tools]
+            params["tool_choice"] = "auto"
         if request.json_schema is not None:
             schema = {"name": "output", "schema": request.json_schema}
             params["response_format"] = {"type": "json_schema", "json_schema": schema}
@@ -155,14 +167,29 @@ class LiteLLMBackend:
                 return Completion("", latency_s=time.perf_counter() - start, model=self.name, role=request.role,
                                   error=error)
             elapsed = time.perf_counter() - start
-        text = response.choices[0].message.content or ""
+        message = response.choices[0].message
         usage = getattr(response, "usage", None)
         counts = Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
-        return Completion(text, counts, elapsed, model=self.name, role=request.role)
+        return Completion(message.content or "", counts, elapsed, model=self.name, role=request.role,
+                          tool_calls=_tool_calls(message))
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
         """All requests concurrently (at most `concurrency` in flight), results in request order."""
         return list(await asyncio.gather(*(self.complete_one(r) for r in requests)))
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The native function calls of a response message (ids made up where the server gives none)."""
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if not name:
+            continue
+        arguments = getattr(function, "arguments", "") or ""
+        calls.append(ToolCall(str(getattr(call, "id", None) or f"call_{index}"), str(name),
+                              arguments if isinstance(arguments, str) else json.dumps(arguments)))
+    return tuple(calls)
 
 
 def make_litellm_backend(model: str, options: BackendOptions) -> LiteLLMBackend:

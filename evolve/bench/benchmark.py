@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evolve.bench.environment import attach_environment, make_environment, resolve_task_paths
 from evolve.bench.formats import FORMATS, SPLIT_NAMES, TaskFile, default_verifier, read_task_file
 from evolve.bench.generate import GeneratorSpec, generate
 from evolve.bench.task import Task, make_tasks
@@ -63,6 +64,8 @@ class BenchmarkSpec(BaseModel):
     """Out-of-distribution sibling benchmarks (names or paths relative to this folder)."""
     denylist: list[str] = Field(default_factory=list)
     """Regexes a harness must not contain (checked by the critic)."""
+    environment: dict[str, Any] | None = None
+    """Where rollouts run: workspace per task, admitted tools, limits (see evolve.bench.environment)."""
 
     @field_validator("format")
     @classmethod
@@ -113,6 +116,8 @@ class Benchmark:
     answer_format: str = ""
     seed: int = 0
     verifier_spec: dict[str, Any] = field(default_factory=dict)
+    environment: Any = None
+    """The suite's Environment (also attached to `verifier`), or None for answer-only suites."""
 
     def split(self, name: str) -> list[Task]:
         """The tasks of split `name` (demo, evolve, validation or test)."""
@@ -128,7 +133,8 @@ class Benchmark:
         """A JSON summary for run configs and reports."""
         return {"name": self.name, "source": self.source, "seed": self.seed, "verifier": self.verifier_spec,
                 "labels": list(self.labels) if self.labels else None, "ood": list(self.ood),
-                "sizes": {k: len(v) for k, v in self.splits.items()}}
+                "sizes": {k: len(v) for k, v in self.splits.items()},
+                **({"environment": self.environment.name} if self.environment is not None else {})}
 
 
 def split_sizes(total: int, sizes: dict[str, int] | None, source: str) -> dict[str, int]:
@@ -216,12 +222,19 @@ def build_benchmark(spec: BenchmarkSpec, folder: Path, source: str, *, seed: int
     except BenchmarkError as exc:
         raise BenchmarkError(f"{source}: field 'verifier': {exc}") from None
     tasks = make_tasks(data.rows, labels)
+    environment = None
+    if spec.environment is not None:
+        spec_file = folder / SPEC_FILE
+        environment = make_environment(spec.environment, folder, str(spec_file) if spec_file.is_file() else source)
+        tasks = resolve_task_paths(tasks, folder, source)
+        attach_environment(verifier, environment)
     split_seed = spec.seed if seed is None else seed
     splits = assign_splits(data.rows, tasks, spec.splits, split_seed, source)
     ood = tuple(str(folder / o) if (folder / o).exists() and not _is_shipped(o) else o for o in spec.ood)
     return Benchmark(name=spec.name or default_name, description=spec.description, verifier=verifier,
                      labels=labels, splits=splits, ood=ood, denylist=tuple(spec.denylist), source=source,
-                     answer_format=spec.answer_format, seed=split_seed, verifier_spec=verifier_spec)
+                     answer_format=spec.answer_format, seed=split_seed, verifier_spec=verifier_spec,
+                     environment=environment)
 
 
 def _is_shipped(name: str) -> bool:

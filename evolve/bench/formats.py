@@ -18,6 +18,8 @@ FORMATS = ("auto", "jsonl", "bbh", "gsm8k", "humaneval")
 NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 MAX_LABELS = 20
 SPLIT_NAMES = ("demo", "evolve", "validation", "test")
+TASK_META_KEYS = ("workspace", "hidden", "expect")
+"""Fields of a generic JSONL task kept in its `meta` (a `meta` object is kept whole as well)."""
 
 
 @dataclass
@@ -82,12 +84,16 @@ def default_verifier(targets: list[str], labels: tuple[str, ...] | None) -> dict
 
 def read_generic(path: Path, input_field: str = "input", target_field: str = "target",
                  id_field: str = "id") -> TaskFile:
-    """Generic JSONL: one object per line with configurable input/target fields, optional id and split."""
+    """Generic JSONL: one object per line with configurable input/target fields, optional id and split,
+    and for workspace tasks `workspace`, `hidden`, `expect` or a `meta` object."""
     rows = []
     for number, obj in read_jsonl(path):
         where = f"line {number}"
+        meta = {"line": number, **{k: obj[k] for k in TASK_META_KEYS if obj.get(k) is not None}}
+        if isinstance(obj.get("meta"), dict):
+            meta.update(obj["meta"])
         row = {"input": _field(obj, input_field, path, where), "target": _field(obj, target_field, path, where),
-               "meta": {"line": number}}
+               "meta": meta}
         if obj.get(id_field) is not None:
             row["id"] = str(obj[id_field])
         if obj.get("split") is not None:

@@ -1,15 +1,19 @@
-"""The agent runtime: roll a harness out on tasks with the policy backend and score the answers.
+"""The agent runtime: roll a harness out on tasks with the policy backend and score the results.
 
-`evaluate` renders every (task, trial, sample) conversation, sends each turn of all of them as one
-batch to `backend.complete`, runs JSON tool calls between turns (up to `control.max_turns`),
-extracts the answer (`control.answer`), scores it, and combines samples by majority vote (at
-temperature 0 one sample stands for all). A failed call or tool is a scored failure (reward 0,
-error kept), never an exception.
+`evaluate` renders every (task, trial, sample) conversation, gives each its own fresh workspace when
+the benchmark's environment has one, runs the multi-turn agent loop (`evolve.bench.agent`: all
+conversations' turns go to `backend.complete` as one batch; tool calls run in the sandbox), extracts
+the answer (`control.answer`), scores it (a workspace verifier sees the final workspace), and
+combines samples by majority vote (at temperature 0 one sample stands for all). A failed call, tool
+or hit limit is a scored failure (reward 0, error kept), never an exception. The environment travels
+with the benchmark's verifier (`verifier.environment`), so `evaluate(harness, tasks, backend,
+verifier, trials=, seed=)` needs no other argument.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import re
@@ -19,18 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evolve.backends.base import Backend, Completion, Request
+from evolve.backends.base import Backend, Completion, Request, native_tools
+from evolve.bench.agent import AgentContext, Conversation, converse, start
+from evolve.bench.context import Notebook
+from evolve.bench.environment import Environment, environment_of
 from evolve.bench.task import Task
-from evolve.bench.tools import call_tool, parse_tool_call
+from evolve.bench.tools import ToolRegistry
+from evolve.bench.trajectory import workspace_changes
 from evolve.bench.verifiers import Verifier, VerifierResult
 from evolve.errors import EvolveError
 from evolve.harness.model import AnswerExtraction, Harness
-from evolve.harness.render import render_messages
+from evolve.harness.render import agent_tools, render_messages
 from evolve.jsontext import json_objects
 from evolve.store.records import RolloutRecord
-from evolve.templating import render
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 Progress = Callable[[int, int], None]
 
 
@@ -49,7 +55,8 @@ class RolloutResult:
     latency_s: float = 0.0
     error: str | None = None
     trajectory: list[dict[str, Any]] = field(default_factory=list)
-    """Messages from the task input on, tool results, other samples' answers and the verifier's detail."""
+    """The task input, then every turn (assistant text, tokens, tool calls), observation and runtime
+    prompt, the verifier's detail, the workspace changes and the samples' votes."""
 
     @property
     def tokens(self) -> int:
@@ -63,21 +70,6 @@ class RolloutResult:
             parsed=self.parsed, tokens_in=self.tokens_in, tokens_out=self.tokens_out, latency_s=self.latency_s,
             error=self.error, trajectory=self.trajectory,
         )
-
-
-@dataclass
-class _Conversation:
-    task: Task
-    trial: int
-    sample: int
-    messages: list[dict[str, str]]
-    start: int
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_s: float = 0.0
-    error: str | None = None
-    text: str = ""
-    done: bool = False
 
 
 def extract_answer(text: str, answer: AnswerExtraction) -> str | None:
@@ -113,16 +105,6 @@ def effective_samples(harness: Harness) -> int:
     return harness.control.samples if harness.control.temperature > 0 else 1
 
 
-def _request(harness: Harness, conv: _Conversation, seed: int) -> Request:
-    control = harness.control
-    sampled = control.temperature > 0
-    return Request(
-        messages=tuple(conv.messages), role="policy", temperature=control.temperature,
-        max_tokens=control.max_tokens, seed=sample_seed(seed, conv.task.id, conv.trial, conv.sample) if sampled
-        else None,
-    )
-
-
 async def _complete(backend: Backend, requests: list[Request]) -> list[Completion]:
     try:
         completions = await backend.complete(requests)
@@ -136,36 +118,11 @@ async def _complete(backend: Backend, requests: list[Request]) -> list[Completio
     return completions
 
 
-def _advance(harness: Harness, conv: _Conversation, completion: Completion, last_turn: bool) -> None:
-    conv.tokens_in += completion.usage.prompt_tokens
-    conv.tokens_out += completion.usage.completion_tokens
-    conv.latency_s += completion.latency_s
-    if completion.error:
-        conv.error, conv.done = completion.error, True
-        return
-    conv.text = completion.text
-    conv.messages.append({"role": "assistant", "content": completion.text})
-    call = parse_tool_call(completion.text) if harness.tools and not last_turn else None
-    if call is None:
-        conv.done = True
-        return
-    result = call_tool(harness.tools, call[0], call[1])
-    conv.messages.append({"role": "user", "content": render("tool_result.md.j2", TEMPLATES, tool=call[0],
-                                                            result=result).strip()})
-
-
-async def _converse(harness: Harness, convs: list[_Conversation], backend: Backend, seed: int) -> None:
-    for turn in range(harness.control.max_turns):
-        active = [c for c in convs if not c.done]
-        if not active:
-            return
-        completions = await _complete(backend, [_request(harness, c, seed) for c in active])
-        last = turn == harness.control.max_turns - 1
-        for conv, completion in zip(active, completions, strict=True):
-            _advance(harness, conv, completion, last)
-
-
-async def _score(verifier: Verifier, task: Task, answer: str) -> VerifierResult:
+async def _score(verifier: Verifier, task: Task, answer: str, workspace: Path | None = None) -> VerifierResult:
+    if workspace is not None and hasattr(verifier, "score_workspace"):
+        if getattr(verifier, "blocking", False):
+            return await asyncio.to_thread(verifier.score_workspace, task, answer, workspace)
+        return verifier.score_workspace(task, answer, workspace)
     ascore = getattr(verifier, "ascore", None)
     if ascore is not None:
         return await ascore(task, answer)
@@ -186,55 +143,104 @@ def vote(results: Sequence[tuple[str | None, VerifierResult]], how: str = "major
     return next(i for i, k in enumerate(keys) if k is not None and counts[k] == best)
 
 
-async def _finish(harness: Harness, group: list[_Conversation], verifier: Verifier) -> RolloutResult:
-    scored: list[tuple[str | None, VerifierResult]] = []
-    for conv in group:
-        answer = None if conv.error else extract_answer(conv.text, harness.control.answer)
-        if conv.error:
-            scored.append((None, VerifierResult(0.0, False, None, f"error: {conv.error}")))
-        else:
-            scored.append((answer, await _score(verifier, conv.task, answer or "")))
-    ok = [i for i, c in enumerate(group) if not c.error]
+async def _score_one(harness: Harness, conv: Conversation, verifier: Verifier) -> tuple[str | None, VerifierResult]:
+    if conv.error and conv.limit is None:
+        return None, VerifierResult(0.0, False, None, f"error: {conv.error}")
+    answer = None if conv.error else extract_answer(conv.text, harness.control.answer)
+    result = await _score(verifier, conv.task, answer or "", conv.workspace)
+    if conv.limit is not None:  # the work done is still checked (for the analyst), but a hit limit fails
+        result = VerifierResult(0.0, result.parsed, result.normalized, f"{conv.limit}; {result.detail}")
+    return answer, result
+
+
+async def _finish(harness: Harness, group: list[Conversation], verifier: Verifier) -> RolloutResult:
+    scored = [await _score_one(harness, conv, verifier) for conv in group]
+    ok = [i for i, c in enumerate(group) if not c.error or c.limit is not None]
     pick = ok[vote([scored[i] for i in ok], harness.control.vote)] if ok else 0
     chosen, (answer, result) = group[pick], scored[pick]
-    trajectory = [*chosen.messages[chosen.start:], {"role": "verifier", "content": result.detail}]
+    task_message = {"role": "user", "content": chosen.messages[chosen.start].get("content") or ""}
+    trajectory = [task_message, *chosen.steps, {"role": "verifier", "content": result.detail}]
+    if chosen.workspace is not None:
+        changes = workspace_changes(chosen.task.meta.get("workspace"), chosen.workspace)
+        if changes:
+            trajectory.append({"role": "workspace", "content": changes})
     if len(group) > 1:
         votes = [r.normalized if r.parsed else None for _, r in scored]
         trajectory.append({"role": "vote", "content": json.dumps(votes)})
     return RolloutResult(
         task_id=chosen.task.id, trial=chosen.trial, reward=result.reward, prediction=answer,
         parsed=result.parsed, tokens_in=sum(c.tokens_in for c in group),
-        tokens_out=sum(c.tokens_out for c in group), latency_s=sum(c.latency_s for c in group),
-        error=chosen.error if not ok else None, trajectory=trajectory,
+        tokens_out=sum(c.tokens_out for c in group), latency_s=sum(c.latency_s + c.tool_s for c in group),
+        error=chosen.error if not ok or chosen.limit is not None else None, trajectory=trajectory,
     )
 
 
+def rollout_environment(verifier: Verifier, tools: ToolRegistry | None = None,
+                        environment: Environment | None = None) -> Environment:
+    """The environment of a rollout: `environment`, else the one the benchmark attached to `verifier`
+    (else a plain one); `tools` replaces its allow-list."""
+    env = environment or environment_of(verifier)
+    if tools is not None:
+        env = copy.copy(env)
+        env.tools = tools
+    return env
+
+
+def _conversation(harness: Harness, task: Task, trial: int, sample: int, env: Environment, native: bool,
+                  notes: Notebook | None) -> Conversation:
+    messages = render_messages(harness, task.input, native_tools=native)
+    max_turns = min(harness.control.max_turns, env.limits.max_turns or harness.control.max_turns)
+    conv = Conversation(task, trial, sample, list(messages), len(messages) - 1, max_turns, native=native,
+                        notebook=notes if harness.memory.scope == "batch" else
+                        Notebook(harness.memory) if harness.memory.scope == "turns" else None)
+    conv.workspace = env.open_workspace(task)
+    start(conv, harness)
+    return conv
+
+
 async def _run_units(harness: Harness, units: list[tuple[Task, int]], backend: Backend, verifier: Verifier,
-                     seed: int) -> list[RolloutResult]:
-    groups = []
+                     seed: int, env: Environment) -> list[RolloutResult]:
     samples = effective_samples(harness)
-    for task, trial in units:
-        messages = render_messages(harness, task.input)
-        groups.append([_Conversation(task, trial, s, list(messages), len(messages) - 1) for s in range(samples)])
-    await _converse(harness, [c for g in groups for c in g], backend, seed)
-    return [await _finish(harness, g, verifier) for g in groups]
+    native = bool(agent_tools(harness)) and harness.control.tool_protocol != "text" and native_tools(backend)
+    notes = Notebook(harness.memory) if harness.memory.scope == "batch" else None
+    groups: list[list[Conversation]] = []
+    try:
+        for task, trial in units:
+            groups.append([_conversation(harness, task, trial, s, env, native, notes) for s in range(samples)])
+        ctx = AgentContext(harness, backend, env, seed, _complete,
+                           lambda c: sample_seed(seed, c.task.id, c.trial, c.sample)
+                           if harness.control.temperature > 0 else None, batch_notes=notes)
+        await converse(ctx, [c for g in groups for c in g])
+        return [await _finish(harness, g, verifier) for g in groups]
+    finally:
+        for group in groups:
+            for conv in group:
+                if conv.workspace is not None:
+                    env.close_workspace(conv.workspace)
 
 
 async def run_task(harness: Harness, task: Task, backend: Backend, verifier: Verifier, *, trial: int = 0,
-                   seed: int = 0) -> RolloutResult:
+                   seed: int = 0, tools: ToolRegistry | None = None,
+                   environment: Environment | None = None) -> RolloutResult:
     """Roll out `harness` on one task (all samples and tool turns) and score it."""
-    [result] = await _run_units(harness, [(task, trial)], backend, verifier, seed)
+    env = rollout_environment(verifier, tools, environment)
+    [result] = await _run_units(harness, [(task, trial)], backend, verifier, seed, env)
     return result
 
 
 async def evaluate(harness: Harness, tasks: Sequence[Task], backend: Backend, verifier: Verifier, *,
                    trials: int = 1, seed: int = 0, batch_size: int = 64,
-                   progress: Progress | None = None) -> list[RolloutResult]:
-    """One RolloutResult per task × trial, in order (task-major); requests go out in batches."""
+                   progress: Progress | None = None, tools: ToolRegistry | None = None,
+                   environment: Environment | None = None) -> list[RolloutResult]:
+    """One RolloutResult per task × trial, in order (task-major); requests go out in batches.
+
+    The environment (workspaces, tool allow-list, limits) is `environment`, else the one the
+    benchmark attached to `verifier`; `tools` replaces its allow-list."""
+    env = rollout_environment(verifier, tools, environment)
     units = [(task, trial) for task in tasks for trial in range(trials)]
     results: list[RolloutResult] = []
-    for start in range(0, len(units), batch_size):
-        results += await _run_units(harness, units[start:start + batch_size], backend, verifier, seed)
+    for begin in range(0, len(units), batch_size):
+        results += await _run_units(harness, units[begin:begin + batch_size], backend, verifier, seed, env)
         if progress is not None:
             progress(len(results), len(units))
     return results

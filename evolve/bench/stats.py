@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evolve.bench.task import Task
+from evolve.bench.trajectory import counts
 from evolve.bench.verifiers import Verifier
 
 Z95 = 1.959963984540054
@@ -128,7 +129,18 @@ def summarize(results: Sequence[Any], tasks: Sequence[Task], verifier: Verifier,
         "prediction_distribution": prediction_distribution(normalized, [r.parsed for r in results]),
         "policy_tokens": sum(r.tokens_in + r.tokens_out for r in results) / n_tasks if n_tasks else 0.0,
         "tokens_in": sum(r.tokens_in for r in results), "tokens_out": sum(r.tokens_out for r in results),
+        **agent_figures(results),
     }
+
+
+def agent_figures(results: Sequence[Any]) -> dict[str, Any]:
+    """Mean turns and tool calls per rollout, and the failures per kind (`TurnLimit`, `Timeout`, ...)."""
+    n = len(results)
+    pairs = [counts(getattr(r, "trajectory", None)) for r in results]
+    kinds = Counter(r.error.split(":", 1)[0].strip()[:60] or "error" for r in results if r.error)
+    return {"turns": sum(t for t, _ in pairs) / n if n else 0.0,
+            "tool_calls": sum(c for _, c in pairs) / n if n else 0.0,
+            "failed_by_kind": dict(sorted(kinds.items()))}
 
 
 def _normalized(results: Sequence[Any], tasks: Sequence[Task], verifier: Verifier) -> list[str | None]:

@@ -1,7 +1,10 @@
 """Verifiers: score one prediction of one task.
 
 Every verifier follows the `Verifier` protocol. `make_verifier(spec)` builds one from a name or a
-`{"name": ..., **options}` mapping (the `verifier:` field of a benchmark.yaml).
+`{"name": ..., **options}` mapping (the `verifier:` field of a benchmark.yaml); `register_verifier`
+adds user verifiers to that registry. A verifier may also implement
+`score_workspace(task, prediction, workspace)` to inspect a rollout's final workspace
+(`evolve.bench.workspace_verifiers`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,19 @@ class Verifier(Protocol):
 
     def score(self, task: Task, prediction: str) -> VerifierResult:
         """Score `prediction` (the extracted answer text) against `task.target`."""
+        ...
+
+
+@runtime_checkable
+class WorkspaceVerifier(Verifier, Protocol):
+    """A verifier that also judges the final state of a rollout's workspace.
+
+    Contract: `score_workspace` follows `score`'s contract; it may read the folder (never run what
+    the model wrote outside the sandbox) and must not modify it.
+    """
+
+    def score_workspace(self, task: Task, prediction: str, workspace: Any) -> VerifierResult:
+        """Score the final workspace folder (a `Path`) and the answer."""
         ...
 
 
@@ -219,9 +235,26 @@ class RegexMatch:
         return VerifierResult(float(ok), True, got, "match" if ok else f"expected {task.target!r}")
 
 
-def _registry() -> dict[str, tuple[type[_Options] | None, Callable[..., Verifier]]]:
+_USER_VERIFIERS: dict[str, tuple[type[BaseModel] | None, Callable[..., Verifier]]] = {}
+
+
+def register_verifier(name: str, factory: Callable[..., Verifier], options: type[BaseModel] | None = None) -> None:
+    """Make `verifier: NAME` (or `{name: NAME, ...options}`) build `factory(options_object)` (or
+    `factory()` without an options model); e.g. a workspace check of your own suite."""
+    if not name or not name.replace("-", "_").isidentifier():
+        raise ValueError(f"verifier name must be a word, got {name!r}")
+    _USER_VERIFIERS[name] = (options, factory)
+
+
+def _registry() -> dict[str, tuple[type[BaseModel] | None, Callable[..., Verifier]]]:
     from evolve.bench.judge import JudgeOptions, RubricJudge
     from evolve.bench.sandbox import PythonTests, PythonTestsOptions
+    from evolve.bench.workspace_verifiers import (
+        WorkspaceFiles,
+        WorkspaceFilesOptions,
+        WorkspaceTests,
+        WorkspaceTestsOptions,
+    )
 
     return {
         "exact": (ExactOptions, ExactMatch),
@@ -230,10 +263,13 @@ def _registry() -> dict[str, tuple[type[_Options] | None, Callable[..., Verifier
         "regex": (RegexOptions, RegexMatch),
         "python_tests": (PythonTestsOptions, PythonTests),
         "judge": (JudgeOptions, RubricJudge),
+        "workspace_tests": (WorkspaceTestsOptions, WorkspaceTests),
+        "workspace_files": (WorkspaceFilesOptions, WorkspaceFiles),
+        **_USER_VERIFIERS,
     }
 
 
-VERIFIERS = ("exact", "label", "numeric", "regex", "python_tests", "judge")
+VERIFIERS = ("exact", "label", "numeric", "regex", "python_tests", "judge", "workspace_tests", "workspace_files")
 
 
 def make_verifier(spec: str | Mapping[str, Any] | Verifier, *, backend: Any = None) -> Verifier:
@@ -244,7 +280,7 @@ def make_verifier(spec: str | Mapping[str, Any] | Verifier, *, backend: Any = No
     name = data.pop("name", None)
     registry = _registry()
     if name not in registry:
-        raise BenchmarkError(f"unknown verifier {name!r}; valid: {', '.join(VERIFIERS)}")
+        raise BenchmarkError(f"unknown verifier {name!r}; valid: {', '.join(registry)}")
     options_cls, factory = registry[name]
     try:
         options = options_cls.model_validate(data) if options_cls else None
@@ -252,4 +288,4 @@ def make_verifier(spec: str | Mapping[str, Any] | Verifier, *, backend: Any = No
         raise BenchmarkError(describe_validation(exc, f"verifier {name!r}")) from None
     if name == "judge":
         return factory(options, backend=backend)
-    return factory(options)
+    return factory(options) if options_cls is not None else factory()

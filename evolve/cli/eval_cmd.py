@@ -33,7 +33,12 @@ def render_report(report: dict[str, Any]) -> None:
     _line(f"parse rate {r['parse_rate']:.3f}  errors {r['errors']}")
     dist = ", ".join(f"{escape(k or '(empty)')} {v:.0%}" for k, v in r["prediction_distribution"].items())
     _line(f"predictions: {dist}")
+    if r.get("tool_calls") or (r.get("turns") or 0) > 1:
+        failures = ", ".join(f"{k} {v}" for k, v in (r.get("failed_by_kind") or {}).items()) or "none"
+        _line(f"turns/rollout {r['turns']:.2f}  tool calls/rollout {r['tool_calls']:.2f}  failures: "
+              f"{escape(failures)}")
     _line(f"policy tokens/task {r['policy_tokens']:.1f}  wall {r['wall_s']:.1f} s  run {r['run_id']}")
+    _line(f"[dim]a rollout's trajectory: evolve show {r['run_id']} --rollout TASK_ID[/dim]")
 
 
 def eval_command(

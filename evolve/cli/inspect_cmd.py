@@ -12,8 +12,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from evolve.bench.trajectory import counts, render_text
 from evolve.cli.common import DbOption, JsonOption, console, open_store
-from evolve.errors import ConfigError
+from evolve.errors import ConfigError, StoreError
 from evolve.harness import diff_harnesses, render_files
 from evolve.report.export import EXPORT_FORMATS, export_candidate
 from evolve.report.status import any_live, run_overview, run_panel, runs_table
@@ -71,13 +72,23 @@ def _rollout_summary(store: LineageStore, run_id: str, version: str) -> dict[str
 
 
 def show(
-    candidate: Annotated[str, typer.Argument(help="Candidate id, 'best' or 'seed'.")],
+    candidate: Annotated[str, typer.Argument(help="Candidate id, 'best' or 'seed' (or an eval run id with "
+                                                  "--rollout).")],
     run: RunOption = None,
+    rollout: Annotated[str | None, typer.Option("--rollout", help="Task id: print that rollout's trajectory "
+                                                                   "(turns, tool calls, observations, verifier "
+                                                                   "output).")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="With --rollout: the split of the rollout.")] = None,
+    trial: Annotated[int, typer.Option("--trial", help="With --rollout: which trial.")] = 0,
     as_json_out: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Show one candidate: harness, edits, critiques, decision with its statistics, rollout summary."""
+    """Show one candidate: harness, edits, critiques, decision with its statistics, rollout summary; or with
+    --rollout TASK_ID one rollout's trajectory (of a candidate, or of an `evolve eval` run)."""
     store = open_store(db)
+    if rollout is not None:
+        show_rollout(store, candidate, rollout, run=run, split=split, trial=trial, as_json=as_json_out)
+        return
     c = store.resolve_candidate(candidate, run)
     harness = store.get_harness(c.harness_hash)
     edits, crits, decs = store.edits(c.id), store.critiques(c.id), store.decisions(candidate_id=c.id)
@@ -108,6 +119,38 @@ def show(
     for rel, text in render_files(harness).items():
         console.print(rel, style="bold", markup=False)
         console.print(text, markup=False, highlight=False)
+
+
+def _rollout_of(store: LineageStore, ref: str, task_id: str, run: str | None, split: str | None,
+                trial: int) -> Any:
+    try:
+        run_id, version = store.get_run(ref)["id"], None
+    except StoreError:
+        c = store.resolve_candidate(ref, run)
+        run_id, version = c.run_id, c.harness_hash
+    found = [r for r in store.task_rollouts(run_id, task_id, harness_hash=version, split=split) if r.trial == trial]
+    if not found:
+        where = f"split {split!r}, " if split else ""
+        raise StoreError(f"no rollout of task {task_id!r} ({where}trial {trial}) for {ref!r} in run {run_id!r}")
+    return found[-1]
+
+
+def show_rollout(store: LineageStore, ref: str, task_id: str, *, run: str | None = None, split: str | None = None,
+                 trial: int = 0, as_json: bool = False) -> None:
+    """Print one stored rollout with its trajectory step by step."""
+    r = _rollout_of(store, ref, task_id, run, split, trial)
+    if as_json:
+        typer.echo(json.dumps(r.__dict__, indent=2, default=str, ensure_ascii=False))
+        return
+    turns, calls = counts(r.trajectory)
+    console.rule(f"rollout {escape(r.task_id)} · trial {r.trial} · {escape(r.benchmark)}/{r.split}")
+    console.print(f"run {r.run_id}  harness {r.harness_hash}  reward {r.reward:.3f}  turns {turns}  tool calls "
+                  f"{calls}  tokens {r.tokens_in} in / {r.tokens_out} out  {r.latency_s:.1f}s", markup=False)
+    if r.error:
+        console.print(f"error: {r.error}", markup=False, style="red")
+    for head, body in render_text(r.trajectory):
+        console.print(head, style="bold cyan", markup=False)
+        console.print(body, markup=False, highlight=False)
 
 
 def _stats(stats: dict[str, Any] | None) -> str:

@@ -6,28 +6,35 @@ from evolve.harness.io import load_harness, render_files, save_harness
 from evolve.harness.model import (
     COMPONENTS,
     AnswerExtraction,
+    Context,
     Control,
     Example,
+    Flow,
     Harness,
+    Memory,
     Section,
     Skill,
     Tool,
     canonical_json,
     content_hash,
 )
-from evolve.harness.render import render_messages, system_prompt
+from evolve.harness.render import agent_tools, render_messages, system_prompt
 
 __all__ = [
     "COMPONENTS",
     "AnswerExtraction",
     "ComponentDiff",
+    "Context",
     "Control",
     "Edit",
     "Example",
+    "Flow",
     "Harness",
+    "Memory",
     "Section",
     "Skill",
     "Tool",
+    "agent_tools",
     "apply_edits",
     "canonical_json",
     "content_hash",

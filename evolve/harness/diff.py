@@ -6,12 +6,13 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from evolve.harness.model import Harness
+from evolve.harness.model import Harness, control_data
 
 
 @dataclass(frozen=True)
 class ComponentDiff:
-    """Unified diff of one component (`system/<name>`, `skill/<name>`, `examples`, `control`, `tools`)."""
+    """Unified diff of one component (`system/<name>`, `skill/<name>`, `examples`, `control`, `tools`,
+    `memory`, `context`)."""
 
     component: str
     status: str
@@ -27,9 +28,13 @@ def _component_texts(h: Harness) -> dict[str, str]:
         texts["examples"] = "".join(
             json.dumps(e.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for e in h.examples
         )
-    texts["control"] = json.dumps(h.control.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    texts["control"] = json.dumps(control_data(h.control), indent=2, sort_keys=True) + "\n"
     if h.tools:
         texts["tools"] = json.dumps([t.model_dump(mode="json") for t in h.tools], indent=2) + "\n"
+    for key in ("memory", "context"):
+        value = getattr(h, key)
+        if value != type(value)():
+            texts[key] = json.dumps(value.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     return texts
 
 

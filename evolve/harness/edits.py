@@ -7,8 +7,10 @@ An edit is `add | replace | remove | set` on one component:
 | system  | target=new section name, value=text | target=section, value=text | target=section | - |
 | skill   | target=name, value={description, body} | target=name, value={description?, body?} | target=name | - |
 | example | value={input, output, rationale?}, target=index? | target=index, value={...} | target=index | value=[...] |
-| control | - | - | - | target=field (e.g. `samples`, `answer.mode`), value |
+| control | - | - | - | target=field (e.g. `samples`, `answer.mode`, `flow.verify_before_answer`), value |
 | tool    | value={name, description, parameters, implementation} | target=name, value={...} | target=name | - |
+| memory  | - | - | - | target=field (`scope`, `update`, `max_notes`, `max_chars`), value |
+| context | - | - | - | target=field (`strategy`, `budget_tokens`, `keep_last`), value |
 
 `set` on examples replaces the whole demonstration set (value: a list of examples; optional target:
 its size). `apply_edits` validates every edit and raises EditError with the offending edit's position; the
@@ -23,11 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolve.errors import EditError, describe_validation, one_line
 from evolve.harness.model import (
+    CONTEXT_FIELDS,
     CONTROL_FIELDS,
+    MEMORY_FIELDS,
     ComponentType,
+    Context,
     Control,
     Example,
     Harness,
+    Memory,
     Section,
     Skill,
     Tool,
@@ -41,6 +47,8 @@ VALID_OPS: dict[str, tuple[str, ...]] = {
     "example": ("add", "replace", "remove", "set"),
     "control": ("set",),
     "tool": ("add", "replace", "remove"),
+    "memory": ("set",),
+    "context": ("set",),
 }
 
 
@@ -209,8 +217,9 @@ def _apply_control(data: dict[str, Any], edit: Edit) -> None:
     if field not in CONTROL_FIELDS:
         raise EditError(f"unknown control field {field!r}; valid: {', '.join(CONTROL_FIELDS)}")
     control = dict(data["control"])
-    if field.startswith("answer."):
-        control["answer"] = {**control["answer"], field.split(".", 1)[1]: edit.value}
+    if "." in field:
+        group, key = field.split(".", 1)
+        control[group] = {**control[group], key: edit.value}
     else:
         control[field] = edit.value
     data["control"] = _validated(Control, control, "control")
@@ -233,12 +242,24 @@ def _apply_tool(data: dict[str, Any], edit: Edit) -> None:
         tools[index] = _validated(Tool, {**tools[index], **edit.value}, "tool")
 
 
+def _setter(name: str, fields: tuple[str, ...], model: type[BaseModel]) -> Any:
+    def apply(data: dict[str, Any], edit: Edit) -> None:
+        field = _require_target(edit)
+        if field not in fields:
+            raise EditError(f"unknown {name} field {field!r}; valid: {', '.join(fields)}")
+        data[name] = _validated(model, {**data[name], field: edit.value}, name)
+
+    return apply
+
+
 _APPLY = {
     "system": _apply_system,
     "skill": _apply_skill,
     "example": _apply_example,
     "control": _apply_control,
     "tool": _apply_tool,
+    "memory": _setter("memory", MEMORY_FIELDS, Memory),
+    "context": _setter("context", CONTEXT_FIELDS, Context),
 }
 
 

@@ -2,7 +2,7 @@
 
 A harness folder holds:
 
-- `harness.yaml`: name, description, control settings and tools;
+- `harness.yaml`: name, description, control settings, tools, and (when set) memory and context;
 - `system.md`: system prompt sections, each introduced by a line `<!-- section: NAME -->`;
 - `skills/<name>/SKILL.md`: YAML front matter (`name`, `description`) and a markdown body;
 - `examples.jsonl`: one `{"input", "output", "rationale"?}` object per line.
@@ -23,13 +23,14 @@ import yaml
 from pydantic import ValidationError
 
 from evolve.errors import HarnessError, describe_validation
-from evolve.harness.model import MARKER_RE, Example, Harness, Section, Skill
+from evolve.harness.model import MARKER_RE, Example, Harness, Section, Skill, control_data
 
 __all__ = [
     "MARKER_RE", "load_harness", "noncanonical_files", "parse_skill_md", "parse_system", "render_files", "save_harness",
 ]
 
 HARNESS_FILES = ("harness.yaml", "system.md", "examples.jsonl", "skills")
+META_KEYS = ("name", "description", "control", "tools", "memory", "context")
 
 
 def _read_text(path: Path) -> str:
@@ -162,16 +163,17 @@ def load_harness(path: str | Path) -> Harness:
     meta = _read_yaml(meta_path) or {}
     if not isinstance(meta, dict):
         raise HarnessError(f"{meta_path}: line 1: expected a mapping at the top level")
-    unknown = [str(k) for k in meta if k not in ("name", "description", "control", "tools")]
+    unknown = [str(k) for k in meta if k not in META_KEYS]
     if unknown:
         where = _where(meta_path, _read_text(meta_path), (unknown[0],))
-        raise HarnessError(f"{where}: unknown key(s) {', '.join(unknown)}; valid: name, description, control, tools")
+        raise HarnessError(f"{where}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(META_KEYS)}")
     data: dict[str, Any] = {
         "name": meta.get("name", path.name),
         "description": meta.get("description", "") or "",
         "control": meta.get("control") or {},
         "tools": meta.get("tools") or [],
     }
+    data.update({key: meta[key] for key in ("memory", "context") if meta.get(key) is not None})
     system_path = path / "system.md"
     if system_path.is_file():
         data["system"] = parse_system(_read_text(system_path), str(system_path))
@@ -237,12 +239,16 @@ def dump_yaml(data: Any) -> str:
 
 def render_files(harness: Harness) -> dict[str, str]:
     """The canonical files of a harness folder, as {relative path: text}."""
-    meta = {
+    meta: dict[str, Any] = {
         "name": harness.name,
         "description": harness.description,
-        "control": harness.control.model_dump(mode="json"),
+        "control": control_data(harness.control),
         "tools": [t.model_dump(mode="json") for t in harness.tools],
     }
+    for key in ("memory", "context"):
+        value = getattr(harness, key)
+        if value != type(value)():
+            meta[key] = value.model_dump(mode="json")
     files = {"harness.yaml": dump_yaml(meta)}
     if harness.system:
         files["system.md"] = "".join(f"<!-- section: {s.name} -->\n{s.text}\n\n" for s in harness.system)

@@ -1,8 +1,11 @@
 """The harness document: typed components around a frozen model.
 
-A harness has five component types: `system` (named prompt sections), `skill` (Agent Skills
-`SKILL.md` documents), `example` (few-shot demonstrations), `control` (decoding and control flow)
-and `tool` (callable tools). The version id is a hash of the canonical JSON serialization.
+A harness has seven component types: `system` (named prompt sections), `skill` (Agent Skills
+`SKILL.md` documents), `example` (few-shot demonstrations), `control` (decoding and control flow,
+with `control.flow` for agent loops), `tool` (callable tools), `memory` (notes the agent carries
+across turns or tasks) and `context` (what is kept when the context fills). The version id is a
+hash of the canonical JSON serialization; settings added later are left out of it while they hold
+their defaults, so older harnesses keep their ids.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-COMPONENTS = ("system", "skill", "example", "control", "tool")
-ComponentType = Literal["system", "skill", "example", "control", "tool"]
+COMPONENTS = ("system", "skill", "example", "control", "tool", "memory", "context")
+ComponentType = Literal["system", "skill", "example", "control", "tool", "memory", "context"]
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 MARKER_RE = re.compile(r"<!-- section: (\S+) -->")
 """A line of `system.md` that starts a section (matched with `fullmatch` on the stripped line)."""
@@ -141,6 +144,17 @@ class AnswerExtraction(_Strict):
         return self
 
 
+class Flow(_Strict):
+    """Control flow of a multi-turn agent (`control.flow`), as typed switches."""
+
+    plan_then_act: bool = False
+    """The first turn writes a short plan (no tool calls); the agent then carries it out."""
+    verify_before_answer: bool = False
+    """When the agent first answers, it is asked once to verify (e.g. run the tests) and answer again."""
+    retry_on_tool_error: int = Field(0, ge=0, le=3)
+    """Extra turns granted after failed tool calls (with a hint to fix the call), at most this many."""
+
+
 class Control(_Strict):
     """Decoding and control-flow settings."""
 
@@ -152,15 +166,67 @@ class Control(_Strict):
     """Samples per task; >1 enables self-consistency voting."""
     vote: Literal["majority", "first"] = "majority"
     """How samples are combined."""
-    max_turns: int = Field(1, ge=1, le=16)
+    max_turns: int = Field(1, ge=1, le=64)
     """Most policy turns (tool calls) per task."""
     examples_as: Literal["turns", "system"] = "turns"
     """Render few-shot examples as chat turns or inside the system prompt."""
     answer: AnswerExtraction = AnswerExtraction()
     """Answer extraction."""
+    flow: Flow = Flow()
+    """Agent control flow: plan-then-act, verify-before-answer, retry-on-tool-error."""
+    skills_as: Literal["inline", "on_request"] = "inline"
+    """Skills inlined in the system prompt, or listed by name and description with the body loaded
+    when the agent calls `load-skill` (progressive disclosure)."""
+    tool_protocol: Literal["auto", "native", "text"] = "auto"
+    """How tools reach the model: native function calling where the backend supports it (`auto`,
+    `native`), or the text-JSON protocol described in the system prompt (`text`)."""
 
 
-CONTROL_FIELDS = tuple(f for f in Control.model_fields if f != "answer") + ("answer.mode", "answer.pattern")
+CONTROL_FIELDS = tuple(f for f in Control.model_fields if f not in ("answer", "flow")) + (
+    "answer.mode", "answer.pattern", *(f"flow.{f}" for f in Flow.model_fields))
+
+
+class Memory(_Strict):
+    """Notes the agent keeps (component `memory`): written with the `note` tool, shown in later turns."""
+
+    scope: Literal["off", "turns", "batch"] = "off"
+    """`off`; `turns`: notes carried across the turns of one task; `batch`: shared by the tasks of one
+    rollout batch (a note written by one task is seen by the others from their next turn)."""
+    update: Literal["append", "replace"] = "append"
+    """`append` keeps the latest `max_notes` notes; `replace`: a new note replaces the old ones."""
+    max_notes: int = Field(5, ge=1, le=50)
+    """Most notes kept."""
+    max_chars: int = Field(300, ge=20, le=2000)
+    """Longest note kept (longer ones are cut)."""
+
+
+class Context(_Strict):
+    """What is kept when the conversation outgrows its budget (component `context`)."""
+
+    strategy: Literal["keep", "truncate", "summarize"] = "keep"
+    """`keep` everything; `truncate` old tool observations to a marker; `summarize` them to their first
+    and last lines."""
+    budget_tokens: int = Field(6000, ge=256, le=1_000_000)
+    """Estimated tokens (characters / 4) above which old observations are shortened."""
+    keep_last: int = Field(2, ge=0, le=64)
+    """Most recent observations always kept whole."""
+
+
+MEMORY_FIELDS = tuple(Memory.model_fields)
+CONTEXT_FIELDS = tuple(Context.model_fields)
+LATER_CONTROL = ("flow", "skills_as", "tool_protocol")
+"""Control settings added after the format was first fixed: left out of files and the version id
+while at their defaults."""
+
+
+def control_data(control: Control) -> dict[str, Any]:
+    """The control settings as stored: later settings only when they differ from their defaults."""
+    data = control.model_dump(mode="json")
+    defaults = Control().model_dump(mode="json")
+    for key in LATER_CONTROL:
+        if data[key] == defaults[key]:
+            del data[key]
+    return data
 
 
 class Tool(_Strict):
@@ -210,8 +276,12 @@ class Harness(_Strict):
     """Decoding and control settings."""
     tools: tuple[Tool, ...] = ()
     """Tools, in order."""
-    _system_prompt: tuple[int, str] | None = PrivateAttr(default=None)
-    """(id of the harness it was rendered for, rendered system prompt); filled on first use."""
+    memory: Memory = Memory()
+    """Agent notes across turns or tasks."""
+    context: Context = Context()
+    """Context management."""
+    _system_prompt: dict[Any, tuple[int, str]] = PrivateAttr(default_factory=dict)
+    """Rendered system prompts per variant: {variant: (id of the harness it was rendered for, text)}."""
 
     def __eq__(self, other: object) -> bool:
         """Equal when every field is equal; the private render cache takes no part."""
@@ -234,10 +304,20 @@ class Harness(_Strict):
         return self
 
     def content(self) -> dict[str, Any]:
-        """The versioned content (everything except name and description)."""
-        data = self.model_dump(mode="json", exclude={"name", "description"})
+        """The versioned content (everything except name and description; later settings only when set)."""
+        data = self.model_dump(mode="json", exclude={"name", "description", "memory", "context"})
         data["skills"] = sorted(data["skills"], key=lambda s: s["name"])
+        data["control"] = control_data(self.control)
+        for key in ("memory", "context"):
+            value = getattr(self, key)
+            if value != type(value)():
+                data[key] = value.model_dump(mode="json")
         return data
+
+    @property
+    def agentic(self) -> bool:
+        """Whether the harness runs a multi-turn loop (more than one turn, or tools)."""
+        return self.control.max_turns > 1 or bool(self.tools)
 
     @property
     def version(self) -> str:

@@ -2,7 +2,9 @@
 
 Evidence has the score, parse and error rates, for label tasks the per-gold-label accuracy with
 what each label was mistaken for, the prediction distribution, and a few sampled failures and
-successes (input, expected, got, error). It is rendered into the proposer's context only: the
+successes (input, expected, got, error). For multi-turn rollouts a sample also carries the
+trajectory's decisive steps (failed tool calls, a hit limit, the last actions) and the verifier's
+own output (a failing assertion, a file diff). It is rendered into the proposer's context only: the
 critic rejects any edit that copies evolve-split inputs or answers into a harness.
 """
 
@@ -15,11 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evolve.bench.trajectory import counts, decisive_steps, verifier_detail
 from evolve.loop.prompts import render_prompt
 
 SUCCESS = 0.5
 """A rollout with reward >= SUCCESS counts as a success, below it as a failure."""
-_CLIP = {"input": 400, "expected": 120, "got": 160, "error": 160}
+_CLIP = {"input": 400, "expected": 120, "got": 160, "error": 160, "verifier": 300}
 
 
 class Sample(BaseModel):
@@ -33,6 +36,10 @@ class Sample(BaseModel):
     got: str
     reward: float
     error: str | None = None
+    steps: list[str] = Field(default_factory=list)
+    """Decisive steps of a multi-turn trajectory (empty for single-turn rollouts)."""
+    verifier: str = ""
+    """The verifier's own output of a multi-turn rollout (failing assertion, diff)."""
 
 
 class LabelStat(BaseModel):
@@ -93,9 +100,14 @@ def _clip(text: Any, limit: int) -> str:
 
 def _sample(result: Any, task: Any) -> Sample:
     got = result.prediction if result.prediction is not None else ""
+    trajectory = getattr(result, "trajectory", None)
+    turns, calls = counts(trajectory)
+    agentic = turns > 1 or calls > 0
     return Sample(task_id=result.task_id, input=_clip(task.input, _CLIP["input"]),
                   expected=_clip(task.target, _CLIP["expected"]), got=_clip(got, _CLIP["got"]) or "(nothing)",
-                  reward=float(result.reward), error=_clip(result.error, _CLIP["error"]) or None)
+                  reward=float(result.reward), error=_clip(result.error, _CLIP["error"]) or None,
+                  steps=decisive_steps(trajectory) if agentic else [],
+                  verifier=_clip(verifier_detail(trajectory), _CLIP["verifier"]) if agentic else "")
 
 
 def _pick(results: list[Any], tasks: Mapping[str, Any], n: int, rng: random.Random) -> list[Sample]:

@@ -2,7 +2,8 @@
 and near-duplicate filtering.
 
 - Structural novelty (RRSI): ν = number of structural component types (`STRUCTURAL`) in a candidate
-  that have never been part of an accepted edit.
+  that have never been part of an accepted edit. An edit's type is its component, except that
+  `control.flow.*` counts as `flow` and `control.skills_as` as `skill` (`edit_kind`).
 - Stall (RRSI): with the incumbent's score trajectory S_0..S_t, σ_t = 1 iff t >= w and
   S_t − S_{t−w} <= ε.
 - Exploration directive (RRSI): when stalled, proposal slots are RESERVED for components that no
@@ -26,20 +27,38 @@ from pydantic import BaseModel, ConfigDict, Field
 from evolve.harness import COMPONENTS, Edit
 from evolve.selection.features import text_vector
 
-STRUCTURAL: tuple[str, ...] = ("skill", "tool")
+STRUCTURAL: tuple[str, ...] = ("skill", "tool", "memory", "context", "flow")
 """Component types that add machinery (rather than rewording it)."""
 
 
-def structural_novelty(components: Iterable[str], accepted_counts: Mapping[str, int]) -> int:
-    """Number of distinct structural component types in `components` never part of an accepted edit.
+def edit_kind(edit: Edit) -> str:
+    """The structural type of an edit: its component, `flow` for `control.flow.*`, `skill` for
+    `control.skills_as`.
+
+    >>> edit_kind(Edit(op="set", component="control", target="flow.plan_then_act", value=True))
+    'flow'
+    """
+    target = str(edit.target or "")
+    if edit.component == "control" and target.startswith("flow."):
+        return "flow"
+    if edit.component == "control" and target == "skills_as":
+        return "skill"
+    return edit.component
+
+
+def structural_novelty(components: Iterable[str | Edit], accepted_counts: Mapping[str, int]) -> int:
+    """Number of distinct structural types in `components` (component names, or edits: see `edit_kind`)
+    never part of an accepted edit.
 
     >>> structural_novelty(["tool", "system"], {"system": 1})
     1
     >>> structural_novelty(["skill"], {"skill": 2})
     0
+    >>> structural_novelty([Edit(op="set", component="memory", target="scope", value="turns")], {})
+    1
     """
-    kinds = {c for c in components if c in STRUCTURAL}
-    return sum(1 for c in kinds if accepted_counts.get(c, 0) == 0)
+    kinds = {edit_kind(c) if isinstance(c, Edit) else c for c in components}
+    return sum(1 for c in kinds if c in STRUCTURAL and accepted_counts.get(c, 0) == 0)
 
 
 def stalled(scores: Sequence[float], window: int, eps: float) -> bool:
@@ -91,15 +110,16 @@ def _digest(value: object) -> str:
 
 
 def novelty_key(edit: Edit) -> str:
-    """The direction an edit explores: `component:op:target`, plus the value for control fields and
-    the input's digest for examples (an example's identity is its content, not its index; a whole
-    example set is its size and the digest of its inputs, so another draw is another direction).
+    """The direction an edit explores: `component:op:target`, plus the value for control, memory and
+    context fields and the input's digest for examples (an example's identity is its content, not its
+    index; a whole example set is its size and the digest of its inputs, so another draw is another
+    direction).
 
     >>> novelty_key(Edit(op="set", component="control", target="samples", value=3))
     'control:set:samples=3'
     """
-    if edit.component == "control":
-        return f"control:set:{edit.target}={json.dumps(edit.value, sort_keys=True)}"
+    if edit.component in ("control", "memory", "context"):
+        return f"{edit.component}:set:{edit.target}={json.dumps(edit.value, sort_keys=True)}"
     if edit.component == "example" and edit.op == "set":
         inputs = [v.get("input") for v in edit.value if isinstance(v, dict)] if isinstance(edit.value, list) else []
         return f"example:set:{len(inputs)}:{_digest(inputs)}"
@@ -159,7 +179,7 @@ def similarity(a: str, b: str) -> float:
     return float(np.dot(_vector(a), _vector(b)))
 
 
-_EXACT_ONLY = ("control", "example")
+_EXACT_ONLY = ("control", "example", "memory", "context")
 """Components whose edits are only duplicates when identical (short values, template-like inputs)."""
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from evolve.errors import EditError
 from evolve.harness import Edit, Harness, apply_edits
+from evolve.loop.agent_operators import AGENT_OPERATORS
 from evolve.loop.config import OPERATOR_NAMES
 from evolve.loop.novelty import novelty_key
 from evolve.loop.proposer import Draft, ProposerContext
@@ -44,7 +45,8 @@ SIZES = (2, 4, 8, 16)
 FORMAT_SECTION = "answer-format"
 _MODES = {"full": "the whole output", "first_line": "the first non-empty line", "last_line": "the last non-empty line"}
 _TOUCHES = {"fewshot": ("example",), "format": ("system",), "control": ("control",),
-            "section_removal": ("system",), "skill_merge": ("skill",)}
+            "section_removal": ("system",), "skill_merge": ("skill",), "flow": ("control",), "memory": ("memory",),
+            "context": ("context",), "skill_disclosure": ("control",)}
 """Components each operator edits (for the stall directive's untried components)."""
 _MAX_POOL = 12
 """Most proposals taken from one operator's generator per round."""
@@ -83,7 +85,7 @@ class OperatorProposer:
         self.max_examples = max_examples
         self._generators: dict[str, Callable[[ProposerContext, random.Random], Iterator[Proposal]]] = {
             "fewshot": self._fewshot, "format": self._format, "control": self._control,
-            "section_removal": self._section_removal, "skill_merge": self._skill_merge,
+            "section_removal": self._section_removal, "skill_merge": self._skill_merge, **AGENT_OPERATORS,
         }
 
     # -- choosing --------------------------------------------------------------------------------
@@ -92,7 +94,7 @@ class OperatorProposer:
         """Up to `n` drafts: half from the few-shot operator, the rest round-robin over the others."""
         pools = {name: self._valid(ctx, islice(self._generators[name](ctx, rng), _MAX_POOL))
                  for name in self.operators}
-        others = [o for o in self.operators if o != "fewshot"]
+        others = [o for o in self.operators if o != "fewshot" and (o not in AGENT_OPERATORS or pools[o])]
         rng.shuffle(others)
         untried = set(ctx.directive.untried) if ctx.directive is not None else set()
         others.sort(key=lambda o: not untried.intersection(_TOUCHES.get(o, ())))

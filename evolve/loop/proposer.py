@@ -18,12 +18,16 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolve.backends.base import Backend, Request
+from evolve.bench.tools import BUILTIN_TOOLS
 from evolve.errors import EditError
 from evolve.harness import COMPONENTS, Edit, Harness, apply_edits, canonical_json, parse_edits
 from evolve.harness.edits import VALID_OPS
-from evolve.harness.model import CONTROL_FIELDS
+from evolve.harness.model import CONTEXT_FIELDS, CONTROL_FIELDS, LATER_CONTROL, MEMORY_FIELDS, control_data
 from evolve.loop.novelty import Directive
 from evolve.loop.prompts import extract_json, render_prompt
+
+SINGLE_TURN_FIELDS = tuple(f for f in CONTROL_FIELDS if f.split(".")[0] not in LATER_CONTROL)
+"""Control fields shown for a single-turn harness (the agent settings only matter with turns or tools)."""
 
 _TEXT = {"type": "string"}
 
@@ -197,8 +201,11 @@ def _harness_view(h: Harness) -> dict[str, Any]:
         "sections": [{"name": s.name, "text": s.text} for s in h.system],
         "skills": [{"name": s.name, "description": s.description, "body": s.body} for s in h.skills],
         "examples": [{"index": i, "input": e.input, "output": e.output} for i, e in enumerate(h.examples)],
-        "control": canonical_json(h.control.model_dump(mode="json")),
+        "control": canonical_json(control_data(h.control)),
         "tools": [{"name": t.name, "description": t.description} for t in h.tools],
+        "agentic": h.agentic,
+        "memory": canonical_json(h.memory.model_dump(mode="json")),
+        "context": canonical_json(h.context.model_dump(mode="json")),
     }
 
 
@@ -209,7 +216,10 @@ def _render(ctx: ProposerContext, slot: int, folder: str | Path | None) -> list[
         "ctx": ctx, "harness": _harness_view(ctx.incumbent), "history": history, "older": older,
         "directive": directive, "reserved": slot < directive.reserved_slots,
         "prune": [p.describe() if hasattr(p, "describe") else str(p) for p in ctx.prune],
-        "ops": VALID_OPS, "control_fields": CONTROL_FIELDS, "labels": list(ctx.labels),
+        "ops": VALID_OPS, "labels": list(ctx.labels),
+        "control_fields": CONTROL_FIELDS if ctx.incumbent.agentic else SINGLE_TURN_FIELDS,
+        "memory_fields": MEMORY_FIELDS, "context_fields": CONTEXT_FIELDS,
+        "implementations": [f"builtin:{name}" for name in BUILTIN_TOOLS if name != "bash"],
     }
     return [{"role": "system", "content": render_prompt("propose_system.md.j2", folder, **variables).strip()},
             {"role": "user", "content": render_prompt("propose.md.j2", folder, **variables).strip()}]

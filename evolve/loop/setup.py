@@ -9,12 +9,14 @@ from typing import Any
 from evolve.backends import get_backend
 from evolve.backends.metered import MeteredBackend
 from evolve.bench.benchmark import Benchmark, load_benchmark
+from evolve.bench.tools import attach_tools
 from evolve.errors import ConfigError
 from evolve.harness import Harness, load_harness
 from evolve.loop.config import LoopConfig, load_proposer_preset
 from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
 from evolve.loop.operators import OperatorProposer
 from evolve.loop.proposer import LLMProposer
+from evolve.loop.tool_critic import ToolCritic
 from evolve.paths import data_dir, resolve_named
 from evolve.run_config import NO_MODEL, RunConfig
 from evolve.selection.config import SelectionConfig, load_selection_preset
@@ -71,6 +73,7 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
     check_budget(config, benchmark, selection)
+    registry = attach_tools(benchmark.verifier, config.tools, "run option 'tools'")
     seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
     policy_backend = MeteredBackend(policy or get_backend(
         config.model, api_base=config.api_base, cache=config.cache, concurrency=config.concurrency))
@@ -95,8 +98,9 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
         if loop.operator_drafts > 0 or proposer is None else None
     critic = None
     if loop.critic:
-        chain: list[Any] = [LeakageCritic(benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels,
-                                          demo_tasks=demo, ngram=loop.leakage_ngram)]
+        chain: list[Any] = [ToolCritic(registry), LeakageCritic(
+            benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels, demo_tasks=demo,
+            ngram=loop.leakage_ngram)]
         if loop.llm_critic:
             chain.append(LLMCritic(helper_backend, max_repairs=loop.max_repairs, description=benchmark.description,
                                    review_operators=loop.critic_reviews_operators))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evolve.bench.trajectory import counts, render_text
 from evolve.report.status import run_overview
 from evolve.report.svg import Series, bar_chart, line_chart, progress_bar
 from evolve.report.tree import STATUS_COLOR, STATUS_LABEL, Lineage, edit_line, load_lineage
@@ -138,6 +139,17 @@ def _edit_rows(lineage: Lineage) -> tuple[list[dict], list[dict]]:
     return accepted, rejected
 
 
+def _example(r: Any, candidate: str | None) -> dict[str, Any]:
+    """One rollout for the report; multi-turn ones carry their trajectory (steps) and an anchor to it."""
+    turns, calls = counts(r.trajectory)
+    agentic = turns > 1 or calls > 0
+    return {"split": r.split, "task_id": r.task_id, "reward": r.reward, "prediction": r.prediction or "",
+            "error": r.error or "", "trial": r.trial, "turns": turns, "tool_calls": calls,
+            "anchor": f"rollout-{r.split}-{r.task_id}-{r.trial}" if agentic else "",
+            "steps": render_text(r.trajectory, width=1500) if agentic else [],
+            "show": f"evolve show {candidate} --rollout {r.task_id} --split {r.split} --trial {r.trial}"}
+
+
 def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, examples: int = 6) -> ReportData:
     """Read one run into ReportData (charts rendered as inline SVG)."""
     run = store.get_run(run_id)
@@ -150,7 +162,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
     accepted, rejected = _edit_rows(lineage)
     svg, hidden = tree_svg(lineage)
     best_hash = next((n["version"] for n in lineage.nodes if n["id"] == lineage.best), None)
-    sample = store.rollout_examples(run_id, best_hash, limit=examples) if best_hash else []
+    sample = store.rollout_examples(run_id, best_hash, limit=examples, with_trajectory=True) if best_hash else []
     charts = {"rounds": _round_chart(lineage, rounds), "splits": _split_chart(rows),
               "tokens": _token_chart(rows, rounds), "budget": _budget_charts(overview, rounds),
               "agreement": _agreement_chart(rubrics), "usage": _usage_chart(usage)}
@@ -159,8 +171,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
     return ReportData(
         run=run, overview=overview, counts=counts, tree=svg, hidden=hidden, charts=charts, splits=rows,
         accepted=accepted, rejected=rejected[-max_rejected:], rubrics=rubrics, usage=usage,
-        examples=[{"split": r.split, "task_id": r.task_id, "reward": r.reward, "prediction": r.prediction or "",
-                   "error": r.error or ""} for r in sample],
+        examples=[_example(r, lineage.best) for r in sample],
         best=lineage.best, notes=notes,
         round_rows=[{"round": r["round"], "val_score": r.get("val_score"), "drafts": r.get("drafts") or {},
                      "rejections": r.get("rejections") or {}} for r in rounds],

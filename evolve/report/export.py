@@ -4,6 +4,9 @@
 |---|---|
 | skills | `skills/<name>/SKILL.md` (front matter `name`, `description`), `system.md`, `provenance.json` |
 | prompt | `prompt.md`: the system prompt with skills and examples inlined |
+
+Both also write `tools.json` when the harness has tools: OpenAI-style function definitions (the
+`tools=` of a chat completion request; implementations are not part of it).
 | json   | `harness.json`: bundle {format, version, harness, provenance} (`evolve.load_harness` reads it back) |
 | python | `harness.json`, the harness folder `harness/`, and `agent.py` (runs the harness from the shell) |
 
@@ -76,6 +79,13 @@ def prompt_text(harness: Harness) -> str:
     return system_prompt(inline) + "\n"
 
 
+def tools_json(harness: Harness) -> str:
+    """The harness's tools as OpenAI-style function definitions (what `tools=` takes), as JSON text."""
+    from evolve.bench.tools import definitions
+
+    return json.dumps(definitions(harness.tools), indent=2, ensure_ascii=False) + "\n"
+
+
 def skill_md(skill: Any) -> str:
     """An Agent Skills `SKILL.md`: YAML front matter (`name`, `description`) and the body."""
     front = dump_yaml({"name": skill.name, "description": skill.description})
@@ -99,6 +109,8 @@ def export(harness: Harness, fmt: str, out: Path, provenance: dict[str, Any]) ->
         written.append(path)
 
     bundle_text = json.dumps(bundle(harness, provenance), indent=2, ensure_ascii=False) + "\n"
+    if fmt in ("prompt", "skills") and harness.tools:
+        write("tools.json", tools_json(harness))
     if fmt == "prompt":
         write("prompt.md", prompt_text(harness))
     elif fmt == "json":

@@ -315,6 +315,20 @@ class LineageStore:
         fields = RolloutRecord.__dataclass_fields__
         return [RolloutRecord(**{k: v for k, v in r.items() if k in fields}) for r in rows]
 
+    def task_rollouts(self, run_id: str, task_id: str, *, harness_hash: str | None = None,
+                      split: str | None = None) -> list[RolloutRecord]:
+        """The rollouts of one task in a run (with their trajectories), oldest first."""
+        t = s.Rollout.__table__
+        stmt = select(*t.c).where(t.c.run_id == run_id, t.c.task_id == task_id)
+        if harness_hash:
+            stmt = stmt.where(t.c.harness_hash == harness_hash)
+        if split:
+            stmt = stmt.where(t.c.split == split)
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt.order_by(t.c.id)).mappings().all()
+        fields = RolloutRecord.__dataclass_fields__
+        return [RolloutRecord(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+
     def count_rollouts(self, run_id: str) -> int:
         t = s.Rollout.__table__
         with self.engine.connect() as conn:
@@ -500,10 +514,11 @@ class LineageStore:
         with self.engine.connect() as conn:
             return [dict(zip(keys, r, strict=True)) for r in conn.execute(stmt)]
 
-    def rollout_examples(self, run_id: str, harness_hash: str, *, limit: int = 5) -> list[RolloutRecord]:
+    def rollout_examples(self, run_id: str, harness_hash: str, *, limit: int = 5,
+                         with_trajectory: bool = False) -> list[RolloutRecord]:
         """A few rollouts of one harness, failures first (lowest reward), for reports."""
         t = s.Rollout.__table__
-        cols = [c for c in t.c if c.name != "trajectory"]
+        cols = [c for c in t.c if with_trajectory or c.name != "trajectory"]
         stmt = (select(*cols).where(t.c.run_id == run_id, t.c.harness_hash == harness_hash)
                 .order_by(t.c.reward, t.c.id).limit(limit))
         with self.engine.connect() as conn:

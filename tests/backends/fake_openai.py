@@ -1,8 +1,10 @@
 """A small OpenAI-compatible server on 127.0.0.1 for tests (a thread running http.server).
 
 `FakeOpenAI.script` is a list of actions consumed one per chat request: an int is an HTTP error
-status to return, a float is a delay in seconds before answering, a str is the answer. When the script
-is empty the server answers `default`. `/health` and `/v1/models` answer 200 once `healthy` is true.
+status to return, a float is a delay in seconds before answering, a str is the answer, a dict is the
+assistant message to send (e.g. with native `tool_calls`), and a callable gets the request body and
+returns any of these. When the script is empty the server answers `default`. `/health` and
+`/v1/models` answer 200 once `healthy` is true.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ class FakeOpenAI:
     def __init__(self, model: str = "fake-model", default: str = "fake answer") -> None:
         self.model = model
         self.default = default
-        self.script: list[int | float | str] = []
+        self.script: list[Any] = []
         self.healthy = True
         self.chat_requests: list[dict[str, Any]] = []
         self.health_checks = 0
@@ -43,10 +45,11 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
 
-    def next_action(self, body: dict[str, Any]) -> int | float | str:
+    def next_action(self, body: dict[str, Any]) -> Any:
         with self._lock:
             self.chat_requests.append(body)
-            return self.script.pop(0) if self.script else self.default
+            action = self.script.pop(0) if self.script else self.default
+        return action(body) if callable(action) else action
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -86,11 +89,12 @@ class FakeOpenAI:
                 if isinstance(action, int):
                     self._send(action, {"error": {"message": f"fake error {action}", "type": "fake", "code": action}})
                     return
+                message = action if isinstance(action, dict) else {"role": "assistant", "content": action}
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
                 self._send(200, {
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", fake.model),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": action}}],
+                    "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", **message}}],
                     "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
                 })
 

@@ -105,3 +105,23 @@ def test_eval_bbh_file_with_the_embedded_model(cli, tmp_path, db_url):
     assert report["policy_tokens"] > 0 and 0.0 <= report["ci_low"] <= report["score"] <= report["ci_high"] <= 1.0
     assert sum(report["prediction_distribution"].values()) == pytest.approx(1.0)
     assert LineageStore(db_url).count_rollouts(report["run_id"]) == len(test_tasks)
+
+
+def test_eval_of_an_agent_suite_reports_turns_and_tool_calls_and_show_prints_the_trajectory(tmp_path):
+    from evolve.cli import app as main_app
+
+    db = str(tmp_path / "agent.db")
+    runner = CliRunner()
+    result = runner.invoke(main_app, ["eval", "agent", "--benchmark", "repo-fix", "--limit", "2", "--model", "mock",
+                                      "--json", "--db", db])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert {"score", "n", "policy_tokens", "turns", "tool_calls"} <= report.keys()
+    assert (report["score"], report["n"], report["turns"], report["tool_calls"]) == (0.0, 2, 1.0, 0.0)
+    task_id = LineageStore(db).rollouts(report["run_id"])[0].task_id
+    shown = runner.invoke(main_app, ["show", report["run_id"], "--rollout", task_id, "--db", db])
+    assert shown.exit_code == 0, shown.output
+    assert f"rollout {task_id}" in shown.output and "turn 1 · assistant" in shown.output
+    assert "hidden tests failed" in shown.output and "mock answer" in shown.output
+    missing = runner.invoke(main_app, ["show", report["run_id"], "--rollout", "nope", "--db", db])
+    assert missing.exit_code == 2 and "no rollout of task 'nope'" in missing.output

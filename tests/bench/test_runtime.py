@@ -10,6 +10,7 @@ from evolve.backends.base import Completion, Request
 from evolve.backends.mock import MockBackend
 from evolve.bench.runtime import evaluate, extract_answer, run_task, vote
 from evolve.bench.task import Task
+from evolve.bench.tools import ToolRegistry
 from evolve.bench.verifiers import VerifierResult, make_verifier
 from evolve.harness.model import AnswerExtraction, Control, Example, Harness, Section, Tool
 
@@ -119,7 +120,11 @@ def test_tool_loop_calls_calculator_and_feeds_the_result_back():
     assert len(backend.history) == 2
     assert "# Tools" in backend.history[0].messages[0]["content"]
     roles = [m["role"] for m in result.trajectory]
-    assert roles == ["user", "assistant", "user", "assistant", "verifier"]
+    assert roles == ["user", "assistant", "tool", "assistant", "verifier"]
+    turn, observation = result.trajectory[1], result.trajectory[2]
+    assert turn["turn"] == 1 and turn["tokens_out"] > 0 and turn["tool_calls"] == [
+        {"name": "calc", "arguments": {"expression": "17 * 23"}}]
+    assert (observation["name"], observation["ok"], observation["content"]) == ("calc", True, "391")
 
 
 def test_tool_errors_go_back_to_the_policy_and_turns_are_bounded():
@@ -127,20 +132,32 @@ def test_tool_errors_go_back_to_the_policy_and_turns_are_bounded():
     result = run(run_task(calc_harness(max_turns=3), math_task(), backend, make_verifier("numeric")))
     assert len(backend.history) == 3
     assert "unknown tool 'nope'; available: calc" in backend.history[1].messages[-1]["content"]
-    assert result.reward == 0.0 and result.error is None
+    assert result.reward == 0.0 and result.error == "TurnLimit: still calling tools after 3 turns"
+    assert result.trajectory[-2] == {"role": "limit", "kind": "TurnLimit",
+                                     "content": "still calling tools after 3 turns"}
 
     bad = MockBackend(lambda request: '{"tool": "calc", "arguments": {"expression": "__import__(1)"}}')
     run(run_task(calc_harness(max_turns=2), math_task(), bad, make_verifier("numeric")))
     assert "error: ValueError" in bad.history[1].messages[-1]["content"]
 
 
-def test_python_tool_reference():
-    tool = Tool(name="count", description="Count words.", implementation="python:evolve.bench.tools:word_count")
-    backend = MockBackend(lambda r: "3" if "Result of tool" in r.messages[-1]["content"]
+def test_registered_python_tool_runs_in_the_sandbox(tmp_path):
+    (tmp_path / "my_tools.py").write_text("import os\ndef count(text):\n    return f'{len(text.split())} "
+                                          "{sorted(os.environ)}'\n", encoding="utf-8")
+    tool = Tool(name="count", description="Count words.", implementation="python:my_tools:count")
+    backend = MockBackend(lambda r: "done" if "Result of tool" in r.messages[-1]["content"]
                           else '{"tool": "count", "arguments": {"text": "a b c"}}')
-    result = run(run_task(Harness(tools=(tool,), control=Control(max_turns=2)),
-                          Task(id="c", input="count", target="3"), backend, make_verifier("exact")))
-    assert result.reward == 1.0
+    harness = Harness(tools=(tool,), control=Control(max_turns=2))
+    registry = ToolRegistry([{"implementation": "python:my_tools:count", "path": str(tmp_path)}])
+    result = run(run_task(harness, Task(id="c", input="count", target="done"), backend, make_verifier("exact"),
+                          tools=registry))
+    observation = backend.history[1].messages[-1]["content"]
+    assert result.reward == 1.0 and "Result of tool count: 3 ['HOME', 'LANG', 'PATH', 'TMPDIR']" in observation
+
+    unregistered = MockBackend(lambda r: "done" if "Result of tool" in r.messages[-1]["content"]
+                               else '{"tool": "count", "arguments": {"text": "a b c"}}')
+    run(run_task(harness, Task(id="c", input="count", target="done"), unregistered, make_verifier("exact")))
+    assert "is not on the allow-list" in unregistered.history[1].messages[-1]["content"]
 
 
 def test_failed_completion_is_a_scored_failure():

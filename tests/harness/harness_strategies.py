@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from evolve.harness import Control, Example, Harness, Section, Skill, Tool
+from evolve.harness import Context, Control, Example, Flow, Harness, Memory, Section, Skill, Tool
 from evolve.harness.model import AnswerExtraction, is_marker
 
 names = st.from_regex(r"[a-z0-9][a-z0-9-]{0,12}", fullmatch=True)
@@ -42,10 +42,19 @@ controls = st.builds(
     max_tokens=st.integers(1, 8192),
     samples=st.integers(1, 16),
     vote=st.sampled_from(["majority", "first"]),
-    max_turns=st.integers(1, 16),
+    max_turns=st.integers(1, 64),
     examples_as=st.sampled_from(["turns", "system"]),
     answer=answers,
+    flow=st.just(Flow()) | st.builds(Flow, plan_then_act=st.booleans(), verify_before_answer=st.booleans(),
+                                     retry_on_tool_error=st.integers(0, 3)),
+    skills_as=st.sampled_from(["inline", "on_request"]),
+    tool_protocol=st.sampled_from(["auto", "native", "text"]),
 )
+memories = st.just(Memory()) | st.builds(Memory, scope=st.sampled_from(["off", "turns", "batch"]),
+                                         update=st.sampled_from(["append", "replace"]),
+                                         max_notes=st.integers(1, 50), max_chars=st.integers(20, 2000))
+contexts = st.just(Context()) | st.builds(Context, strategy=st.sampled_from(["keep", "truncate", "summarize"]),
+                                          budget_tokens=st.integers(256, 100_000), keep_last=st.integers(0, 64))
 
 
 def _unique(items: list, key=lambda x: x.name) -> tuple:
@@ -66,6 +75,8 @@ def harnesses(draw: st.DrawFn) -> Harness:
         examples=_unique(draw(st.lists(examples, max_size=3)), key=lambda e: e.input),
         control=draw(controls),
         tools=_unique(draw(st.lists(tools, max_size=2))),
+        memory=draw(memories),
+        context=draw(contexts),
     )
 
 

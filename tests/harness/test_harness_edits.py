@@ -118,6 +118,25 @@ def test_tool_add_replace_remove(base: Harness) -> None:
     assert one(base, op="remove", component="tool", target="calc").tools == ()
 
 
+def test_agent_settings_are_set_by_typed_edits(base: Harness) -> None:
+    edited = apply_edits(base, [
+        Edit(op="set", component="control", target="flow.verify_before_answer", value=True),
+        Edit(op="set", component="control", target="skills_as", value="on_request"),
+        Edit(op="set", component="memory", target="scope", value="batch"),
+        Edit(op="set", component="context", target="strategy", value="summarize"),
+        Edit(op="set", component="context", target="budget_tokens", value=2000),
+    ])
+    assert edited.control.flow.verify_before_answer and edited.control.skills_as == "on_request"
+    assert (edited.memory.scope, edited.context.strategy, edited.context.budget_tokens) == ("batch", "summarize",
+                                                                                           2000)
+    assert "unknown memory field 'size'; valid: scope, update" in error_of(base, op="set", component="memory",
+                                                                          target="size", value=1)
+    assert "strategy" in error_of(base, op="set", component="context", target="strategy", value="forget")
+    assert "retry_on_tool_error" in error_of(base, op="set", component="control", target="flow.retry_on_tool_error",
+                                             value=9)
+    assert "valid: set" in error_of(base, op="add", component="memory", target="scope", value="turns")
+
+
 def test_edits_apply_in_order_and_later_edits_see_earlier_ones(base: Harness) -> None:
     edited = apply_edits(base, [
         Edit(op="add", component="system", target="extra", value="x"),

@@ -79,6 +79,33 @@ def test_version_changes_with_control(harness: Harness, max_tokens: int) -> None
     assert (changed.version == harness.version) == (max_tokens == harness.control.max_tokens)
 
 
+SHIPPED_VERSIONS = {"extract-city-tuned": "8fc4ee1c0a58393b", "extract-quantity-tuned": "8e6e282d8a9e6a5f",
+                    "minimal": "4873753378943602", "sentiment-tuned": "745766a485c6c38a",
+                    "structured": "7e219eb9088d53ef", "topic-tuned": "28b5e95adc7b226b"}
+"""Versions of the shipped single-turn harnesses from before memory, context, flow, skills_as and
+tool_protocol existed: settings at their defaults must not change a version id."""
+
+
+def test_settings_at_their_defaults_keep_older_version_ids() -> None:
+    for name, version in SHIPPED_VERSIONS.items():
+        harness = load_harness(data_dir("harnesses") / name)
+        assert harness.version == version, name
+        text = render_files(harness)["harness.yaml"]
+        assert not any(key in text for key in ("flow:", "skills_as", "tool_protocol", "memory:", "context:"))
+
+
+@PROPS
+@given(harnesses(), st.sampled_from([("memory", "scope", "batch"), ("context", "strategy", "summarize"),
+                                     ("control", "flow.verify_before_answer", True),
+                                     ("control", "skills_as", "on_request")]))
+def test_version_changes_with_agent_settings(harness: Harness, change: tuple) -> None:
+    component, target, value = change
+    changed = apply_edits(harness, [Edit(op="set", component=component, target=target, value=value)])
+    before = harness.model_dump(mode="json")
+    after = changed.model_dump(mode="json")
+    assert (changed.version == harness.version) == (before == after)
+
+
 @PROPS
 @given(harnesses())
 def test_skill_order_does_not_change_version(harness: Harness) -> None:

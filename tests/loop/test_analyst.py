@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from loop_helpers import Result, parity_tasks
 
@@ -54,3 +55,37 @@ def test_render_is_bounded_and_names_the_numbers():
 def test_empty_results():
     ev = digest([], {}, rng=random.Random(0))
     assert ev.n == 0 and "0 evolve-split rollouts" in ev.render()
+
+
+@dataclass
+class AgentResult:
+    task_id: str
+    reward: float
+    prediction: str | None
+    trajectory: list
+    parsed: bool = True
+    error: str | None = None
+    trial: int = 0
+
+
+def test_multi_turn_failures_show_decisive_steps_and_the_verifier_output():
+    task = Task(id="r1", input="Fix the bug so the tests pass.", target="tests pass")
+    trajectory = [
+        {"role": "user", "content": task.input},
+        {"role": "assistant", "turn": 1, "content": "", "tool_calls": [{"name": "read-file", "arguments": {}}]},
+        {"role": "tool", "name": "read-file", "ok": True, "content": "def add(a, b): return a - b"},
+        {"role": "assistant", "turn": 2, "content": "", "tool_calls": [{"name": "run-tests", "arguments": {}}]},
+        {"role": "tool", "name": "run-tests", "ok": False, "content": "error: the tool ran past its 10s time limit"},
+        {"role": "assistant", "turn": 3, "content": "Done, it is fixed.", "tool_calls": []},
+        {"role": "verifier", "content": "hidden tests failed: AssertionError: -2 != 0"},
+    ]
+    evidence = digest([AgentResult("r1", 0.0, "Done, it is fixed.", trajectory)], {"r1": task})
+    text = evidence.render()
+    assert "verifier: hidden tests failed: AssertionError: -2 != 0" in text
+    assert "step: tool run-tests failed: error: the tool ran past its 10s time limit" in text
+    assert "step: turn 3: answered Done, it is fixed." in text
+    single = digest([AgentResult("r1", 0.0, "no", [{"role": "user", "content": "x"},
+                                                  {"role": "assistant", "content": "no"},
+                                                  {"role": "verifier", "content": "expected 'yes'"}])],
+                    {"r1": task}).render()
+    assert "step:" not in single and "verifier:" not in single  # single-turn evidence is unchanged

@@ -128,3 +128,49 @@ def test_deterministic_for_a_seed():
     b = propose(op, harness(), seed=7)
     assert a == b
     assert isinstance(op, Proposer)
+
+
+def test_agent_operators_propose_typed_edits_only_for_agent_harnesses():
+    import random as _random
+
+    from evolve.bench.tools import builtin_tool
+    from evolve.harness import Control, Harness, Skill, apply_edits
+    from evolve.loop.agent_operators import AGENT_OPERATORS
+    from evolve.loop.novelty import STRUCTURAL, edit_kind, structural_novelty
+    from evolve.loop.proposer import ProposerContext
+
+    def context(h):
+        return ProposerContext(incumbent=h, evidence="", history=[], memory="", directive=None, prune=[], budget=2,
+                               description="", labels=(), banned=[])
+
+    single = Harness(skills=(Skill(name="s", description="d", body="b"),))
+    assert all(list(gen(context(single), _random.Random(0))) == [] for gen in AGENT_OPERATORS.values())
+    agent = Harness(tools=(builtin_tool("run_tests"),), skills=single.skills, control=Control(max_turns=8))
+    for name, gen in AGENT_OPERATORS.items():
+        proposals = list(gen(context(agent), _random.Random(0)))
+        assert proposals, name
+        for edits in proposals:
+            changed = apply_edits(agent, edits)
+            assert changed.version != agent.version and all(e.origin == name and e.hypothesis for e in edits)
+            assert {edit_kind(e) for e in edits} <= set(STRUCTURAL)
+            assert structural_novelty(edits, {}) == 1
+    verify = next(e for p in AGENT_OPERATORS["flow"](context(agent), _random.Random(0)) for e in p
+                  if e.target == "flow.verify_before_answer")
+    assert verify.value is True and apply_edits(agent, [verify]).control.flow.verify_before_answer
+
+
+def test_agent_operators_leave_single_turn_draws_unchanged():
+    import asyncio as _asyncio
+    import random as _random
+
+    from evolve.harness import Harness, Section
+    from evolve.loop.operators import OperatorProposer
+    from evolve.loop.proposer import ProposerContext
+
+    h = Harness(system=(Section(name="a", text="x"), Section(name="b", text="y")))
+    ctx = ProposerContext(incumbent=h, evidence="", history=[], memory="", directive=None, prune=[], budget=2,
+                          description="", labels=(), banned=[])
+    old = OperatorProposer([], operators=["fewshot", "format", "control", "section_removal", "skill_merge"])
+    new = OperatorProposer([])
+    drafts = [_asyncio.run(p.propose(ctx, 4, _random.Random(7))) for p in (old, new)]
+    assert [[e.key() for e in d.edits] for d in drafts[0]] == [[e.key() for e in d.edits] for d in drafts[1]]

@@ -138,7 +138,7 @@ def test_benchmark_files(tmp_path_factory, spec: dict, tasks: str, as_file: bool
 # -- run configs (validated, then a real `evolve run` against a database must not write) ---------
 
 RUN_KEYS = ["benchmark", "harness", "preset", "rounds", "budget", "seed", "evolve_batch", "trials", "concurrency",
-            "report_limit", "proposer", "selection", "cache", "ood", "api_base", "nonsense"]
+            "report_limit", "proposer", "selection", "cache", "ood", "api_base", "tools", "nonsense"]
 
 
 def filled_db(path: Path) -> str:

@@ -176,3 +176,36 @@ def test_unscreenable_export_needs_allow_leaks(fx, tmp_path):
         export_candidate(fx.store, "m0", "json", tmp_path / "m")
     _, prov = export_candidate(fx.store, "m0", "json", tmp_path / "m", allow_leaks=True)
     assert prov.leakage["checked"] is False and prov.leakage["against"].startswith("not screened")
+
+
+def test_tools_are_exported_as_function_definitions_beside_skills_and_prompt(tmp_path):
+    from evolve.bench.tools import builtin_tool
+    from evolve.harness import Harness
+    from evolve.report.export import export
+
+    harness = Harness(tools=(builtin_tool("read_file"), builtin_tool("run_tests")))
+    for fmt in ("skills", "prompt"):
+        files = export(harness, fmt, tmp_path / fmt, {})
+        tools = json.loads((tmp_path / fmt / "tools.json").read_text(encoding="utf-8"))
+        assert tmp_path / fmt / "tools.json" in files
+        assert [t["function"]["name"] for t in tools] == ["read-file", "run-tests"]
+        assert tools[0] == {"type": "function", "function": {"name": "read-file", "description": "Read a file of the "
+                            "workspace.", "parameters": harness.tools[0].parameters}}
+        assert "implementation" not in json.dumps(tools)
+    export(Harness(), "prompt", tmp_path / "plain", {})
+    assert not (tmp_path / "plain" / "tools.json").exists()
+
+
+def test_agent_runs_the_multi_turn_loop_on_a_copy_of_a_workspace(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    replies = iter(['{"tool": "edit-file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}',
+                    "Fixed add."])
+    agent = load_harness(Path(__file__).resolve().parents[2] / "harnesses" / "agent")
+    done = agent.run("Fix calc.py.", workspace=repo, model=MockBackend(lambda r: next(replies)))
+    assert done.answer == "Fixed add." and done.error is None
+    assert (done.workspace / "calc.py").read_text(encoding="utf-8").endswith("a + b\n")
+    assert (repo / "calc.py").read_text(encoding="utf-8").endswith("a - b\n")  # the caller's folder is untouched
+    assert "+    return a + b" in done.changes and [s["role"] for s in done.trajectory][:3] == ["user", "assistant",
+                                                                                           "tool"]

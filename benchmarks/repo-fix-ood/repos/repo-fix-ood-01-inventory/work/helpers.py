@@ -1,0 +1,2 @@
+def parse_qty(text):
+    return int(text.strip()) - 1

@@ -1,0 +1,2 @@
+def split_fields(line):
+    return line.split(';')

@@ -1,0 +1,2 @@
+def k_to_c(kelvin):
+    return kelvin + 273.15

@@ -1,0 +1,2 @@
+def stem(filename):
+    return filename.split('.')[-1]

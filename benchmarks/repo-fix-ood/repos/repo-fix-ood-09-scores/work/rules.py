@@ -1,0 +1,5 @@
+PASS_MARK = 60
+
+
+def passed(score):
+    return score > PASS_MARK

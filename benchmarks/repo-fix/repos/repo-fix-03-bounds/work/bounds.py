@@ -1,0 +1,2 @@
+def clamp(x, low, high):
+    return min(low, max(x, high))

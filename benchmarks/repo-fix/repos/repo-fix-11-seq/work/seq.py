@@ -1,0 +1,2 @@
+def last_n(items, n):
+    return items[-n - 1:]

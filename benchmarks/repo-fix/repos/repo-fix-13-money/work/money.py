@@ -1,0 +1,2 @@
+def apply_discount(price, percent):
+    return price - percent / 100

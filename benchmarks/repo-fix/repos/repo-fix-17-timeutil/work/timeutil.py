@@ -1,0 +1,2 @@
+def to_minutes(hours, minutes):
+    return hours * 100 + minutes

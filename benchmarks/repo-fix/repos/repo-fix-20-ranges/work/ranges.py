@@ -1,0 +1,2 @@
+def inclusive_range(start, stop):
+    return list(range(start, stop))

@@ -1,0 +1,2 @@
+def square_all(values):
+    return [v * 2 for v in values]

@@ -1,0 +1,2 @@
+def spread(values):
+    return max(values) - max(values)

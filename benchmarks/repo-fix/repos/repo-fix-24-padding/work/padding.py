@@ -1,0 +1,2 @@
+def zero_pad(number, width):
+    return str(number).rjust(width, ' ')
