@@ -55,8 +55,7 @@ class _Judge:
         self.by_id = {task.id: task for task in tasks}
         self.task_ids = [task.id for task in tasks]
         self.harnesses = {c.id: c.harness for c in cands} | {ctx.state.incumbent_id: incumbent}
-        self.nu = {c.id: novelty.structural_novelty([e.component for e in c.edits], ctx.state.accepted_counts)
-                   for c in cands}
+        self.nu = {c.id: novelty.structural_novelty(c.edits, ctx.state.accepted_counts) for c in cands}
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.z = bandit._z(ctx.sel.allocator.confidence)
 
@@ -194,7 +193,8 @@ def _accept(ctx: RoundContext, c: Cand, score: float, deltas: list[float]) -> No
     st.best_ever = max(st.best_ever or score, score)
     st.accepted_chain.append(c.id)
     for e in c.edits:
-        st.accepted_counts[e.component] = st.accepted_counts.get(e.component, 0) + 1
+        kind = novelty.edit_kind(e)
+        st.accepted_counts[kind] = st.accepted_counts.get(kind, 0) + 1
     if loop.volatility:
         damper = budget.VolatilityDamper.from_json(st.damper) if st.damper else budget.VolatilityDamper(
             beta=loop.volatility_beta, v_max=loop.v_max)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from evolve.errors import EditError
-from evolve.harness import Edit, Harness, apply_edits
+from evolve.harness import COMPONENTS, Edit, Harness, apply_edits
 from evolve.loop import novelty, pruner
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.memory import Memory
 from evolve.loop.proposer import ProposerContext
 
-ALL_COMPONENTS = ("system", "skill", "example", "control", "tool")
+ALL_COMPONENTS = COMPONENTS
 
 
 def edit_dicts(ctx: RoundContext, candidate_id: str) -> list[dict[str, Any]]:
