@@ -1,8 +1,8 @@
 """Leave-one-out ablation of accepted edits (the pruner's second half).
 
-Every round that accepted nothing, the accepted candidate whose ablation is the oldest (never
-ablated first) is left out of the incumbent and the result is compared with the incumbent, paired,
-on the acceptance split. The left-out edits are pruned when they are
+Every round, the accepted candidate (not accepted in this round) whose ablation is the oldest
+(never ablated first) is left out of the incumbent and the result is compared with the incumbent,
+paired, on the acceptance split. The left-out edits are pruned when they are
 
 - too small: the ablation is not worse than the incumbent beyond the noise band
   (`pruner.should_prune`), or

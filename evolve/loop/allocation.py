@@ -14,7 +14,7 @@ from typing import Any
 
 from evolve.bench.task import Task
 from evolve.harness import Harness
-from evolve.loop import budget, novelty
+from evolve.loop import bans, budget, novelty
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.oracle import rewards_by_task, summarize
 from evolve.loop.surrogates import candidate_text
@@ -204,4 +204,4 @@ def _accept(ctx: RoundContext, c: Cand, score: float, deltas: list[float]) -> No
 
 def _ban(ctx: RoundContext, c: Cand) -> None:
     if ctx.loop.novelty:
-        ctx.state.banned = sorted(set(ctx.state.banned) | {novelty.novelty_key(e) for e in c.edits})
+        ctx.state.bans += [b.model_dump() for b in bans.ban(c.edits, ctx.t, c.id)]

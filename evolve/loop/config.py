@@ -62,6 +62,11 @@ class LoopConfig(BaseModel):
     """An LLM proposer whose last this-many drafts were all invalid gets no more slots (0: never)."""
     duplicate_threshold: float = Field(0.9, gt=0.0, le=1.0)
     """Text similarity at or above which an edit is a near-duplicate of an earlier one."""
+    ban_rounds: int = Field(3, ge=0, le=1000)
+    """Rounds a rejected direction stays banned (0: for good); earlier identical edits older than this
+    are no longer duplicates either."""
+    ban_similarity: float = Field(0.8, gt=0.0, le=1.0)
+    """Similarity of hypothesis + normalized diff at which a text edit repeats a banned direction."""
     critic: bool = True
     """Deterministic leakage screen before any oracle rollout."""
     llm_critic: bool = True

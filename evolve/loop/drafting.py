@@ -11,7 +11,7 @@ from typing import Any
 
 from evolve.errors import EditError
 from evolve.harness import COMPONENTS, Edit, Harness, apply_edits
-from evolve.loop import novelty, pruner
+from evolve.loop import bans, novelty, pruner
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.memory import Memory
 from evolve.loop.proposer import ProposerContext
@@ -34,8 +34,14 @@ def empty_rounds(ctx: RoundContext) -> int:
     return n
 
 
+def active_bans(ctx: RoundContext) -> list[bans.Ban]:
+    """The banned directions in force this round."""
+    return bans.active([bans.Ban.model_validate(b) for b in ctx.state.bans], ctx.t, ctx.loop.ban_rounds)
+
+
 def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: int) -> ProposerContext:
     loop, st = ctx.loop, ctx.state
+    st.banned = sorted({b.key for b in active_bans(ctx)})
     directive = None
     if loop.novelty:
         is_stalled = novelty.stalled(st.scores, loop.stall_window, loop.stall_eps) or empty_rounds(ctx) > 0
@@ -50,6 +56,7 @@ def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: 
         memory=Memory.model_validate(st.memory).render() if st.memory and loop.memory else "",
         directive=directive, prune=prune, budget=b_t, description=ctx.benchmark.description,
         labels=tuple(ctx.benchmark.labels or ()), banned=list(st.banned), widen=empty_rounds(ctx),
+        tried_since=ctx.t - loop.ban_rounds if loop.ban_rounds else 0,
     )
 
 
@@ -83,8 +90,10 @@ def register(ctx: RoundContext, incumbent: Harness, drafts: list[Any], b_t: int)
     """Store every draft as a candidate; return the ones that are valid, new and not banned."""
     st, pending = ctx.state, []
     seen_versions = {incumbent.version}
+    window = ctx.loop.ban_rounds
     previous = [Edit.model_validate({k: e[k] for k in ("op", "component", "target", "value")})
-                for e in ctx.store.run_edits(ctx.run_id) if e["round"] < ctx.t]
+                for e in ctx.store.run_edits(ctx.run_id)
+                if e["round"] < ctx.t and (window <= 0 or ctx.t - e["round"] <= window)]
     for slot, d in enumerate(drafts):
         cid = f"{ctx.run_id}.{ctx.t}.{slot}"
         edits = list(d.edits)[:b_t]
@@ -136,12 +145,12 @@ def _validate(ctx: RoundContext, d: Any, incumbent: Harness, edits: list[Edit], 
 
 
 def banned_reason(ctx: RoundContext, edits: list[Edit], previous: list[Edit]) -> str | None:
-    """Why a draft repeats a banned direction or an earlier edit (None when it is new)."""
-    banned = set(ctx.state.banned)
+    """Why a draft repeats a banned direction or a recent earlier edit (None when it is new)."""
+    in_force = active_bans(ctx)
     for e in edits:
-        key = novelty.novelty_key(e)
-        if key in banned:
-            return f"direction {key} was rejected before"
+        hit = bans.match(e, in_force, ctx.loop.ban_similarity)
+        if hit:
+            return f"direction {hit.key} was rejected in round {hit.round} ({hit.candidate_id})"
     for e in edits:
         dup = novelty.near_duplicate(e, previous, ctx.loop.duplicate_threshold)
         if dup:

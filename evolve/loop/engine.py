@@ -80,7 +80,7 @@ class Engine:
         cands = await surrogates.screen(ctx, cands)
         outcome = await allocation.select(ctx, incumbent, cands, analysis.batch)
         await surrogates.realign(ctx, incumbent, cands, outcome)
-        if ctx.loop.pruner and outcome["accepted"] is None and not st.stopped:
+        if ctx.loop.pruner and not st.stopped:
             await ablation.prune(ctx)
         steps.remember(ctx, cands, outcome, analysis.evidence)
         ctx.ledger.charge_usage("surrogate_calls", ctx.role_usage("surrogate")[0])

@@ -122,7 +122,8 @@ class OperatorProposer:
     def _valid(self, ctx: ProposerContext, proposals: Iterator[Proposal]) -> list[tuple[str, Proposal]]:
         """Proposals within budget that apply, change the harness, and repeat nothing banned or tried."""
         banned = set(ctx.banned)
-        tried = {(h.component, h.op, h.target, h.hypothesis) for h in ctx.history if h.component != "example"}
+        tried = {(h.component, h.op, h.target, h.hypothesis) for h in ctx.history
+                 if h.component != "example" and h.round >= ctx.tried_since}
         valid = []
         for edits in proposals:
             if not edits or len(edits) > ctx.budget:

@@ -116,6 +116,8 @@ class ProposerContext(BaseModel):
     """Most recent history entries rendered (older ones are counted)."""
     widen: int = 0
     """Rounds in a row that accepted nothing (operators widen their search by it)."""
+    tried_since: int = 0
+    """Earliest round whose tried edits operators still avoid (older ones may be retried)."""
 
 
 @runtime_checkable

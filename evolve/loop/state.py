@@ -48,6 +48,9 @@ class LoopState(BaseModel):
     accepted_counts: dict[str, int] = Field(default_factory=dict)
     tried: list[str] = Field(default_factory=list)
     banned: list[str] = Field(default_factory=list)
+    """Novelty keys of the banned directions still in force (shown to the proposer)."""
+    bans: list[dict[str, Any]] = Field(default_factory=list)
+    """Every banned direction with its round (`evolve.loop.bans.Ban`)."""
     memory: dict[str, Any] = Field(default_factory=dict)
     damper: dict[str, Any] = Field(default_factory=dict)
     rollouts_spent: int = 0
