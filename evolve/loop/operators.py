@@ -5,8 +5,8 @@ the loop evolve something real anyway, and every draft states an honest hypothes
 
 - `fewshot`: demonstration sets drawn from the benchmark's demo pool (DSPy-style bootstrap): for
   label tasks label-balanced draws of k ∈ {2, 4, 8, 16} (and one or two per label), each draw a
-  single `set` edit (one mechanism: which and how many examples), optionally moved into the system
-  prompt; and, once the incumbent has examples, swaps of one example for another of its label;
+  single `set` edit (one mechanism: which and how many examples), every other one moved to the
+  other placement; and, once the incumbent has examples, swaps of one example for another of its label;
 - `format`: an answer-format section (the valid labels, or "only the final answer"): a reusable
   guard against rambling and against answers outside the label set;
 - `control`: samples 1→3/5 with majority vote, max_tokens up or down, greedy decoding, the answer
@@ -16,8 +16,9 @@ the loop evolve something real anyway, and every draft states an honest hypothes
 
 Search width: the few-shot operator takes half of the slots; the other operators share the rest,
 those that touch a component the stall directive lists as untried first. Untried sizes k come
-first, spread over the range; after rounds that accepted nothing (`ctx.widen`), the other example
-placement is drawn too. Every draw is a new direction (its bans are keyed on the examples drawn).
+first, spread over the range, and every other draw also moves the examples to the other placement
+(chat turns or the system prompt) when the edit budget allows two edits. Every draw is a new
+direction (its bans are keyed on the examples drawn).
 """
 
 from __future__ import annotations
@@ -204,11 +205,13 @@ class OperatorProposer:
             return
         sizes = self.sizes(ctx)
         swaps = self._swaps(ctx, rng) if h.examples else iter(())
-        for turn in range(3):
+        draw = 0
+        for _ in range(3):
             for k in sizes:
                 edits = [self._set_edit(h, self._draw(k, rng))]
-                if ctx.widen and ctx.budget >= 2 and turn % 2 == 1:
+                if ctx.budget >= 2 and draw % 2 == 1:  # every other draw in the other placement
                     edits.append(self._placement(h))
+                draw += 1
                 yield edits
             yield from islice(swaps, 1)
 

@@ -115,7 +115,7 @@ class ProposerContext(BaseModel):
     history_shown: int = 30
     """Most recent history entries rendered (older ones are counted)."""
     widen: int = 0
-    """Rounds in a row that accepted nothing (operators widen their search by it)."""
+    """Rounds in a row that accepted nothing (the round's operator drafts and oracle slots grow with it)."""
     tried_since: int = 0
     """Earliest round whose tried edits operators still avoid (older ones may be retried)."""
 

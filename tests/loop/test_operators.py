@@ -65,13 +65,12 @@ def test_untried_sizes_come_first_and_each_draw_is_its_own_direction():
     assert len(banned) == len(draws), "another draw of the same size is still allowed"
 
 
-def test_widening_also_moves_the_demonstrations_into_the_system_prompt():
+def test_every_other_draw_moves_the_demonstrations_to_the_other_placement():
     op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
-    plain = propose(op, harness(), n=8, budget=2)
-    wide = propose(op, harness(), n=8, budget=2, widen=1)
-    assert not any(len(d.edits) == 2 for d in plain)
-    moved = [d for d in wide if len(d.edits) == 2]
-    assert moved and all(apply_edits(harness(), d.edits).control.examples_as == "system" for d in moved)
+    drafts = propose(op, harness(), n=4, budget=2)
+    moved = [d for d in drafts if len(d.edits) == 2]
+    assert len(moved) == 2 and all(apply_edits(harness(), d.edits).control.examples_as == "system" for d in moved)
+    assert not any(len(d.edits) == 2 for d in propose(op, harness(), n=4, budget=1)), "needs a budget of 2"
 
 
 def test_swaps_keep_the_label_of_the_swapped_example():
