@@ -52,8 +52,13 @@ def run(config: RunConfig | None = None, *, file: str | Path | None = None, db: 
 
 
 def resume(run_id: str, *, db: str | None = None, policy: Any = None, helper: Any = None,
-           progress: Progress | None = None, api_base: str | None = None) -> dict[str, Any]:
-    """Continue a run that was stopped or killed, exactly where its last completed step left it."""
+           progress: Progress | None = None, api_base: str | None = None, executor: str | None = None,
+           ray_address: str | None = None) -> dict[str, Any]:
+    """Continue a run that was stopped or killed, exactly where its last completed step left it.
+
+    `executor` and `ray_address` override the stored ones (e.g. resume on a new Ray cluster); where
+    rollouts run never changes the lineage.
+    """
     store = LineageStore(db or default_db_url())
     row = store.get_run(run_id)
     if row["status"] == "finished":
@@ -65,6 +70,10 @@ def resume(run_id: str, *, db: str | None = None, policy: Any = None, helper: An
     config = RunConfig.model_validate(row["config"])
     if api_base:
         config = config.model_copy(update={"api_base": api_base})
+    moved = {k: v for k, v in {"executor": executor, "ray_address": ray_address}.items() if v}
+    if moved:
+        config = make_config(**{**config.model_dump(), **moved})
+        store.update_run(run_id, config=_stored_config(config))
     parts = build_parts(config, policy=policy, helper=helper)
     store.update_run(run_id, status="running", error=None)
     return _drive(store, run_id, Engine(store, run_id, parts, progress))
@@ -79,6 +88,9 @@ def _drive(store: LineageStore, run_id: str, engine: Engine) -> dict[str, Any]:
     except Exception as exc:
         store.update_run(run_id, status="failed", error=redact(str(exc))[:2000])
         raise
+    finally:
+        if engine.parts.executor is not None:
+            engine.parts.executor.close()
     return summary
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -64,6 +64,12 @@ class RunConfig(BaseModel):
     """Tool implementations this run admits besides the built-ins and the benchmark's: `python:<module>:<function>`
     or `{implementation, path}` (a folder put on the sandbox's import path); `builtin:bash` allows the shell.
     Harness tools may name only admitted implementations; their calls run in the sandbox."""
+    executor: Literal["local", "ray"] = "local"
+    """Where oracle rollouts run: in this process, or on Ray workers (the `ray` extra)."""
+    ray_address: str | None = None
+    """Ray cluster to join (`HOST:6379`, `ray://HOST:10001`, `auto`); None: start a local cluster."""
+    workers: int = Field(8, ge=1, le=4096)
+    """Rollout workers (Ray actors) of `executor: ray`; each has `concurrency` requests in flight."""
 
     @field_validator("tools")
     @classmethod

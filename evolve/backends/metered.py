@@ -3,7 +3,8 @@
 `MeteredBackend(inner)` passes requests through unchanged and counts, per (role, model): calls,
 tokens in and out, latency, cache hits and errors. Tokens and latency of cache hits are not counted
 (nothing was spent); hits are counted in `cached`. `drain()` returns the totals since the last drain
-as `CallRecord`s, ready for `LineageStore.add_calls(run_id, records)`.
+as `CallRecord`s, ready for `LineageStore.add_calls(run_id, records)`; `merge()` adds the drained
+totals of another meter (a remote rollout worker's) to this one.
 """
 
 from __future__ import annotations
@@ -59,6 +60,18 @@ class MeteredBackend:
             for request, completion in zip(requests, completions, strict=True):
                 key = (request.role, self._model_name(completion.model or self.name))
                 self._tallies.setdefault(key, _Tally()).add(completion)
+
+    def merge(self, records: Sequence[CallRecord]) -> None:
+        """Add totals counted elsewhere (a remote worker's `drain()`) to this meter's."""
+        with self._lock:
+            for r in records:
+                tally = self._tallies.setdefault((r.role, r.model), _Tally())
+                tally.calls += r.calls
+                tally.tokens_in += r.tokens_in
+                tally.tokens_out += r.tokens_out
+                tally.latency_s += r.latency_s
+                tally.cached += r.cached
+                tally.errors += r.errors
 
     def _model_name(self, model: str) -> str:
         """The redacted model name (redaction scans the environment: done once per distinct name)."""

@@ -10,14 +10,21 @@ Three modes, like DSPy's DummyLM and inspect's mockllm:
 
 Usage is faked from word counts so accounting code runs. `history` keeps every request. By default
 the mock has no native tool calling, so the runtime talks to it with the text protocol.
+
+`latency_s` makes every answer take that long (an `asyncio.sleep`, at most `concurrency` requests
+at once), standing in for a model server in benchmarks of concurrency and distribution; from the
+command line: `--model mock:latency=0.05`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from evolve.backends.base import Completion, Request, Usage
+from evolve.errors import BackendError
 
 
 class MockExhausted(RuntimeError):
@@ -31,9 +38,12 @@ class MockBackend:
     """Deterministic, zero-latency backend (see module docstring)."""
 
     def __init__(self, responses: Responder = None, default: str | None = None, name: str = "mock", *,
-                 native_tools: bool = False) -> None:
+                 native_tools: bool = False, latency_s: float = 0.0, concurrency: int = 4) -> None:
         self.name = name
         self.native_tools = native_tools
+        self.latency_s = latency_s
+        self.concurrency = concurrency
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
         self.default = default
         self.history: list[Request] = []
         self._queue: deque[str] | None = None
@@ -79,4 +89,27 @@ class MockBackend:
         return Completion(text, Usage(prompt_tokens, len(text.split())), model=self.name, role=request.role)
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
-        return [self.complete_one(r) for r in requests]
+        if self.latency_s <= 0:
+            return [self.complete_one(r) for r in requests]
+        return list(await asyncio.gather(*(self._delayed(r) for r in requests)))
+
+    async def _delayed(self, request: Request) -> Completion:
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._semaphores:
+            self._semaphores = {loop_id: asyncio.Semaphore(self.concurrency)}
+        async with self._semaphores[loop_id]:
+            await asyncio.sleep(self.latency_s)
+            completion = self.complete_one(request)
+        return replace(completion, latency_s=self.latency_s)
+
+
+def mock_from_spec(spec: str, concurrency: int = 4) -> MockBackend:
+    """`latency=SECONDS` -> a default-answer MockBackend with that delay (a one-line BackendError otherwise)."""
+    key, eq, value = spec.partition("=")
+    try:
+        latency = float(value) if eq and key.strip() == "latency" else None
+    except ValueError:
+        latency = None
+    if latency is None or not 0.0 <= latency <= 60.0:
+        raise BackendError(f"mock option {spec!r}: expected latency=SECONDS with 0 <= SECONDS <= 60")
+    return MockBackend(name=f"mock:latency={latency:g}", latency_s=latency, concurrency=concurrency)

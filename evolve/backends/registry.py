@@ -3,7 +3,8 @@
 A model string is one of:
 
 - `embedded` or `embedded:PATH.gguf`: the in-process llama.cpp backend (SmolLM2 by default);
-- `mock`: a `MockBackend` with its default answer;
+- `mock`: a `MockBackend` with its default answer; `mock:latency=SECONDS` answers after that delay
+  (at most `concurrency` calls at once), a stand-in for a model server;
 - `<prefix>:<rest>` for any prefix registered with `register_prefix` (`trained:DIR` is reserved for a
   fine-tuned proposer);
 - `<provider>/<model>`: any litellm provider string (`openai/gpt-4.1-mini`, `anthropic/...`,
@@ -108,6 +109,16 @@ def _faulty(rest: str, options: BackendOptions) -> Backend:
     return faulty_factory(rest, options)
 
 
+def _mock(rest: str, options: BackendOptions) -> Backend:
+    from evolve.backends.mock import mock_from_spec
+
+    try:
+        return mock_from_spec(rest, concurrency=options.concurrency)
+    except BackendError as exc:
+        raise _unknown(f"mock:{rest}", str(exc)) from None
+
+
+register_prefix("mock", _mock, "mock:latency=SECONDS")
 register_prefix("faulty", _faulty, "faulty:RATE:MODEL (fault injection for testing)")
 
 

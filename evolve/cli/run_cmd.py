@@ -147,6 +147,10 @@ def run(
     report_limit: Annotated[int | None, typer.Option(help="Cap tasks per split in the final report.")] = None,
     run_id: Annotated[str | None, typer.Option(help="Run id [default: generated].")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable the response cache.")] = False,
+    executor: Annotated[str | None, typer.Option(help="Where rollouts run: local | ray [default: local].")] = None,
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to join [default: start a local one].")]
+    = None,
+    workers: Annotated[int | None, typer.Option(help="Rollout workers with --executor ray [default: 8].")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what the budget buys; call no model.")] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -156,7 +160,8 @@ def run(
                       proposer_model=proposer_model, api_base=api_base, preset=preset, rounds=rounds,
                       budget=budget, seed=seed, split_seed=split_seed, evolve_batch=evolve_batch, trials=trials,
                       report_limit=report_limit,
-                      cache=False if no_cache else None)
+                      cache=False if no_cache else None, executor=executor, ray_address=ray_address,
+                      workers=workers)
     from evolve import api  # the engine and its numerical libraries load only for these commands
 
     if dry_run:
@@ -168,13 +173,18 @@ def run(
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run to continue.")],
     api_base: Annotated[str | None, typer.Option(help="API base URL (not stored with the run).")] = None,
+    executor: Annotated[str | None, typer.Option(help="Where rollouts run now: local | ray [default: as stored].")]
+    = None,
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to continue on [default: as stored].")]
+    = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Continue a stopped or killed run exactly where it left off."""
+    """Continue a stopped or killed run exactly where it left off (on the same or another Ray cluster)."""
     from evolve import api
 
-    _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base)
+    _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base, executor=executor,
+           ray_address=ray_address)
 
 
 def register(app: typer.Typer) -> None:

@@ -40,7 +40,7 @@ class Engine:
         state = self._load_state()
         ledger = Budget(self.parts.selection.budgets, spent=state.budget_spent)
         oracle = Oracle(self.store, self.run_id, self.parts.policy, trials=self.parts.trials, seed=self.cfg.seed,
-                        ledger=ledger)
+                        ledger=ledger, executor=self.parts.executor)
         ctx = RoundContext(self.store, self.run_id, self.parts, oracle, ledger, state, state.next_round,
                            self.progress)
         for t in range(state.next_round, self.cfg.rounds):

@@ -3,6 +3,11 @@
 Rollouts are keyed by (run, harness version, benchmark, split, task, trial): a harness evaluated
 twice on the same task reuses the stored rollout, so a resumed run repeats no oracle work and
 paired comparisons with the incumbent cost nothing extra for the incumbent's side.
+
+The rollouts themselves run on an `Executor` (evolve.executors): in this process by default, or on
+Ray workers. Results come back in any order and are keyed, so the executor never changes what is
+stored; the oracle, in the coordinating process, is the only writer of the store. Results are
+written as they arrive (at most every `flush_s` seconds).
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evolve.bench.runtime import evaluate as run_evaluate
 from evolve.bench.stats import score_ci, task_rewards
 from evolve.errors import BudgetExhausted
+from evolve.executors import Executor, LocalExecutor, RolloutBatch
 from evolve.harness import Harness
 from evolve.selection.budget import Budget
 from evolve.store import LineageStore, RolloutRecord
@@ -34,6 +39,10 @@ class Oracle:
     """The run's budget ledger: rollouts run with `charge=True` are spent from its `oracle_rollouts`
     (None: unlimited). Reporting calls pass charge=False."""
     spent: int = 0
+    executor: Executor | None = None
+    """Where rollouts run (None: in this process, on `backend`)."""
+    flush_s: float = 1.0
+    """Seconds between writes of the results that arrived while a batch is still running."""
     _memo: dict[tuple, RolloutRecord] = field(default_factory=dict)
     _loaded: set[tuple[str, str, str]] = field(default_factory=set)
     _last_beat: float = 0.0
@@ -71,21 +80,44 @@ class Oracle:
             left = self.budget_left
             if charge and left is not None and cost > left:
                 raise BudgetExhausted(f"oracle budget: {cost} rollouts needed, {left} left")
-            results = await run_evaluate(harness, todo, self.backend, benchmark.verifier,
-                                         trials=self.trials, seed=self.seed)
-            records = [r.to_record(run_id=self.run_id, harness_hash=version, benchmark=benchmark.name,
-                                   split=split, candidate_id=candidate_id) for r in results]
-            records = [r for r in records if r.key not in self._memo]
-            self.store.add_rollouts(records)
-            self._heartbeat()
-            for r in records:
-                self._memo[r.key] = r
+            batch = RolloutBatch(harness, tuple(todo), benchmark.verifier, trials=self.trials, seed=self.seed)
+            new = await self._run(batch, benchmark.name, split, candidate_id)
             if charge:
-                self.spent += len(records)
-                if self.ledger is not None and len(records):
-                    self.ledger.spend("oracle_rollouts", len(records))
+                self.spent += new
+                if self.ledger is not None and new:
+                    self.ledger.spend("oracle_rollouts", new)
         return [self._memo[(self.run_id, version, benchmark.name, split, t.id, k)]
                 for t in tasks for k in range(self.trials)]
+
+    def _executor(self) -> Executor:
+        if self.executor is None:
+            self.executor = LocalExecutor(self.backend)
+        return self.executor
+
+    async def _run(self, batch: RolloutBatch, benchmark: str, split: str, candidate_id: str | None) -> int:
+        """Run `batch` on the executor, writing new results as they arrive (in batch order within a
+        write); return how many were new."""
+        order = {key: i for i, key in enumerate(batch.keys())}
+        pending: list[RolloutRecord] = []
+        new, last = 0, time.monotonic()
+        async for result in self._executor().run(batch):
+            record = result.to_record(run_id=self.run_id, harness_hash=batch.harness.version, benchmark=benchmark,
+                                      split=split, candidate_id=candidate_id)
+            if record.key in self._memo:
+                continue
+            self._memo[record.key] = record
+            pending.append(record)
+            new += 1
+            if time.monotonic() - last >= self.flush_s:
+                self._store(pending, order)
+                pending, last = [], time.monotonic()
+        self._store(pending, order)
+        return new
+
+    def _store(self, records: list[RolloutRecord], order: dict[tuple[str, int], int]) -> None:
+        if records:
+            self.store.add_rollouts(sorted(records, key=lambda r: order[(r.task_id, r.trial)]))
+            self._heartbeat()
 
 
     @property

@@ -11,6 +11,7 @@ from evolve.backends.metered import MeteredBackend
 from evolve.bench.benchmark import Benchmark, load_benchmark
 from evolve.bench.tools import attach_tools
 from evolve.errors import ConfigError
+from evolve.executors import Executor, WorkerSpec, make_executor
 from evolve.harness import Harness, load_harness
 from evolve.loop.config import LoopConfig, load_proposer_preset
 from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
@@ -37,6 +38,8 @@ class RunParts:
     proposer: LLMProposer | None
     operators: OperatorProposer | None
     critic: CriticChain | None
+    executor: Executor | None = None
+    """Where oracle rollouts run (None: in this process, on `policy`)."""
 
     def metered(self) -> list[MeteredBackend]:
         return [self.policy] if self.helper is self.policy else [self.policy, self.helper]
@@ -106,7 +109,18 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
                                    review_operators=loop.critic_reviews_operators))
         critic = CriticChain(chain)
     return RunParts(config, loop, selection, benchmark, seed, policy_backend, helper_backend, proposer,
-                    operators, critic)
+                    operators, critic, build_executor(config, policy_backend, injected=policy is not None))
+
+
+def build_executor(config: RunConfig, policy: MeteredBackend, *, injected: bool = False) -> Executor:
+    """The executor of `config.executor`; a Ray worker builds its backend from the model string, so an
+    injected backend object can only run locally."""
+    if config.executor == "ray" and injected:
+        raise ConfigError("executor 'ray' builds each worker's backend from the model string; "
+                          "an injected backend object runs only with executor 'local'")
+    spec = WorkerSpec(model=config.model, api_base=config.api_base, concurrency=config.concurrency,
+                      cache=config.cache)
+    return make_executor(config.executor, policy, spec, address=config.ray_address, workers=config.workers)
 
 
 def round_minimum(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> dict[str, int]:
