@@ -1,8 +1,9 @@
 """The Ray executor: rollouts run on Ray actors, results come back to the coordinating process.
 
 `RayExecutor` connects with `ray.init(address=...)` (an existing cluster: `ray start --head` on
-one machine, `ray start --address HEAD:6379` on the others) or, without an address, starts a local
-cluster that it shuts down again in `close()`. It starts `workers` actors of `RolloutWorker` once,
+one machine, `ray start --address HEAD:6379` on the others) or, without an address (or with
+`local`), starts a cluster of this machine alone, on the loopback address, that it shuts down
+again in `close()`. It starts `workers` actors of `RolloutWorker` once,
 spread over the cluster's nodes; each builds its own backend from the `WorkerSpec`.
 
 A batch is cut into chunks of tasks (all trials of a task stay together); each worker has at most
@@ -18,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import math
+import os
+import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
@@ -72,6 +75,9 @@ class RayExecutor:
         if self._actors:
             return
         require_ray()
+        if self.address in (None, "local") and "ray" not in sys.modules:
+            # a cluster of this machine alone listens on the loopback address, not on the network
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         import ray
 
         if not ray.is_initialized():
@@ -79,12 +85,17 @@ class RayExecutor:
                 ray.init(address=self.address, include_dashboard=False, logging_level="ERROR",
                          log_to_driver=False, configure_logging=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = self.address or "a new local cluster"
-                raise ExecutorError(one_line(f"cannot start Ray on {where}: {exc}")) from None
+                raise ExecutorError(self._describe(exc)) from None
             self._started_ray = True
         self._remote = ray.remote(num_cpus=self.num_cpus, max_restarts=0, max_task_retries=0,
                                   scheduling_strategy="SPREAD", max_concurrency=64)(RolloutWorker)
         self._actors = [self._new_actor() for _ in range(self.workers)]
+
+    def _describe(self, exc: BaseException) -> str:
+        if self.address in (None, "local"):
+            return one_line(f"cannot start a local Ray cluster: {exc}")
+        return one_line(f"cannot join the Ray cluster at {self.address}: {exc} (is it up? a cluster with token "
+                        "authentication also needs RAY_AUTH_MODE=token and its token here)")
 
     def _new_actor(self) -> Any:
         return self._remote.remote(self.spec.model_dump())
