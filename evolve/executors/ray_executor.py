@@ -82,7 +82,7 @@ class RayExecutor:
 
         if not ray.is_initialized():
             try:
-                ray.init(address=self.address, include_dashboard=False, logging_level="ERROR",
+                ray.init(address=self.address or "local", include_dashboard=False, logging_level="ERROR",
                          log_to_driver=False, configure_logging=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ExecutorError(self._describe(exc)) from None

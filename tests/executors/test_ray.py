@@ -51,7 +51,7 @@ def test_same_lineage_under_local_and_ray(tmp_path):
 
 @pytest.fixture(scope="module")
 def local_cluster():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield
     ray.shutdown()
 
