@@ -4,8 +4,10 @@ litellm is imported only here, after `LITELLM_LOCAL_MODEL_COST_MAP=True` is set 
 never reaches the network. Every call runs under `retry.call_with_retries` (bounded retries with
 backoff and jitter from an injected RNG, a hard per-attempt timeout) and an `asyncio.Semaphore` that
 bounds the requests in flight; the SDK's own retries are switched off so the bound is ours. A request
-that still fails becomes a `Completion` with `error` set. Several api_bases (comma-separated) are
-load-balanced through a litellm `Router`. Secrets never reach `name`, errors or records.
+that still fails becomes a `Completion` with `error` set. Several api_bases (comma-separated) form a
+health-checked `ServerPool` (evolve.backends.pool): each call goes to the least busy live server, a
+server that cannot be reached leaves the pool (the retry goes to another) and returns when its
+health check answers again. Secrets never reach `name`, errors or records.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from evolve.backends.base import Completion, Request, ToolCall, Usage
+from evolve.backends.pool import ServerPool
 from evolve.backends.redact import redact
 from evolve.backends.registry import BackendOptions
 from evolve.backends.retry import RetriesExhausted, RetryPolicy, call_with_retries, status_code
@@ -71,6 +74,7 @@ class LiteLLMBackend:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         extra_params: dict[str, Any] | None = None,
         native_tools: bool = True,
+        health_interval_s: float = 5.0,
     ) -> None:
         if concurrency < 1:
             raise BackendError(f"concurrency must be >= 1, got {concurrency}")
@@ -86,19 +90,8 @@ class LiteLLMBackend:
         self._extra = dict(extra_params or {})
         self._api_key = api_key
         self.native_tools = native_tools
-        self._router = self._make_router() if len(self.api_bases) > 1 else None
+        self.pool = ServerPool(self.api_bases, interval_s=health_interval_s) if len(self.api_bases) > 1 else None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
-
-    def _make_router(self) -> Any:
-        params = [{"model": self.model, "api_base": base, **self._key_param()} for base in self.api_bases]
-        model_list = [{"model_name": self.model, "litellm_params": p} for p in params]
-        return self._litellm.Router(
-            model_list=model_list,
-            routing_strategy="simple-shuffle",
-            num_retries=0,
-            disable_cooldowns=True,
-            timeout=self.policy.timeout_s,
-        )
 
     def _key_param(self) -> dict[str, str]:
         if self._api_key:
@@ -132,19 +125,28 @@ class LiteLLMBackend:
         if request.json_schema is not None:
             schema = {"name": "output", "schema": request.json_schema}
             params["response_format"] = {"type": "json_schema", "json_schema": schema}
-        if self._router is None:
-            params["max_retries"] = 0  # no hidden SDK retries: the retry policy is the only one
-            params.update(self._key_param())
-            if self.api_bases:
-                params["api_base"] = self.api_bases[0]
+        params["max_retries"] = 0  # no hidden SDK retries: the retry policy is the only one
+        params.update(self._key_param())
+        if self.api_bases:
+            params["api_base"] = self.api_bases[0]
         params.update(self._extra)
         return params
 
     async def _once(self, request: Request) -> Any:
         params = self._call_params(request)
-        if self._router is not None:
-            return await self._router.acompletion(**params)
-        return await self._litellm.acompletion(**params)
+        if self.pool is None:
+            return await self._litellm.acompletion(**params)
+        self.pool.ensure_checker()
+        base = params["api_base"] = self.pool.pick()
+        self.pool.in_flight[base] += 1
+        try:
+            return await self._litellm.acompletion(**params)
+        except Exception as exc:
+            if _is_unreachable(exc):
+                self.pool.mark_down(base)
+            raise
+        finally:
+            self.pool.in_flight[base] -= 1
 
     def describe_error(self, exc: BaseException, attempts: int) -> str:
         """One redacted line: the error kind, its status, the server and how many attempts were made."""
