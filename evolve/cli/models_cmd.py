@@ -1,4 +1,4 @@
-"""`evolve models` (which backends can run here) and `evolve serve` (start a vLLM server)."""
+"""`evolve models` (which backends can run here) and `evolve serve` (start vLLM servers)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,23 @@ def serve(
     extra_args: Annotated[str, typer.Option("--extra-args", help="More `vllm serve` arguments, quoted.")] = "",
     ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for the health check.")]
     = 900.0,
+    replicas: Annotated[int, typer.Option("--replicas", help="Servers to start, one GPU and port (PORT+i) each.")]
+    = 1,
+    gpus: Annotated[str | None, typer.Option("--gpus", help="GPU ids of the replicas, comma-separated (default: "
+                                             "0..N-1).")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="local: replicas on this machine; ray: Ray actors "
+                                          "with one GPU each, on the cluster's nodes.")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster of --executor ray "
+                                                    "(default: start a local one).")] = None,
 ) -> None:
-    """Start a vLLM OpenAI-compatible server, wait until it is healthy, and keep it running until Ctrl-C."""
+    """Start a vLLM OpenAI-compatible server (or --replicas N of them), wait until healthy, keep running until
+    Ctrl-C."""
+    if replicas != 1 or executor != "local" or gpus:
+        _serve_replicas(model, replicas, port=port, gpus=gpus, executor=executor, ray_address=ray_address,
+                        log_dir=log_file.parent if log_file else home() / "logs", ready_timeout=ready_timeout,
+                        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                        extra_args=extra_args)
+        return
     host = "127.0.0.1"
     command = serve_command(
         model, port=port, host=host, gpu_memory_utilization=gpu_memory_utilization,
@@ -71,6 +86,59 @@ def serve(
     if code:
         err_console.print(f"the server exited with code {code}; see {log_path}")
         raise typer.Exit(1)
+
+
+def _serve_replicas(model: str, replicas: int, *, port: int, gpus: str | None, executor: str,
+                    ray_address: str | None, log_dir: Path, ready_timeout: float, **options: object) -> None:
+    from evolve.backends import replicas as rep
+    from evolve.errors import ConfigError
+
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"--executor must be local or ray, got {executor!r}")
+    ids = [g.strip() for g in gpus.split(",") if g.strip()] if gpus else None
+    plans = rep.plan_replicas(model, replicas, port=port, gpus=ids, executable=vllm_executable(), **options)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    group = rep.RayReplicas(plans, log_dir, address=ray_address) if executor == "ray" else None
+    servers: list[ServerProcess] = []
+    code = 0
+    try:
+        if group is not None:
+            err_console.print(f"starting {replicas} replicas as Ray actors (one GPU each); logs: {log_dir} "
+                              "on each node")
+            group.start()
+            bases = group.wait_healthy(ready_timeout)
+        else:
+            for plan in plans:
+                err_console.print(f"starting on GPU {plan.gpu}: {' '.join(plan.command)}")
+            servers = rep.start_local_replicas(plans, log_dir)
+            for server in servers:
+                server.wait_healthy(timeout_s=ready_timeout)
+            bases = [server.api_base for server in servers]
+        console.print(f"model: hosted_vllm/{model}\napi_base: {','.join(bases)}")
+        err_console.print(f"ready: {replicas} replicas; use --api-base {','.join(bases)}; Ctrl-C stops them")
+        code = group.watch() if group is not None else _first_exit(servers)
+    except KeyboardInterrupt:
+        err_console.print("stopping the replicas...")
+    finally:
+        if group is not None:
+            group.stop()
+        for server in servers:
+            server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    if code:
+        err_console.print(f"a replica exited with code {code}; see the logs in {log_dir}")
+        raise typer.Exit(1)
+
+
+def _first_exit(servers: list[ServerProcess], poll_s: float = 1.0) -> int:
+    """Block until one server process exits; its exit code."""
+    import time
+
+    while True:
+        for server in servers:
+            if server.process is not None and server.process.poll() is not None:
+                return server.process.returncode
+        time.sleep(poll_s)
 
 
 def _interrupt(signum: int, frame: object) -> None:
