@@ -18,8 +18,9 @@ Prints, from one run of each side:
   oracle's writes of 64; `coordinator_max_rollouts_per_s` is the lower of that and
   1000 / coordinator_overhead_per_rollout_ms: the rate at which the single writer saturates.
 
-`--workers N` (or EVOLVE_BENCH_RAY_WORKERS=N) adds a simulated N-worker batch (`ray_workers_N_rollouts_per_s`;
-N=100 was run once for the reliability notes; it needs about 100 MB of memory per worker).
+`--workers N` (or EVOLVE_BENCH_RAY_WORKERS=N) adds N simulated workers: a batch of 1,600 rollouts
+(`ray_workers_N_rollouts_per_s`) and a whole 2-round run (`ray_workers_N_run_rollouts_per_s`); N=100
+was run once for RELIABILITY.md (about 100 MB of memory per worker).
 Without the `ray` extra the script says so and exits 0.
 """
 
@@ -38,7 +39,7 @@ CONCURRENCY = 4
 WORKERS = 8
 
 
-def _batch():
+def _batch(trials: int = 2):
     from evolve.bench.benchmark import load_benchmark
     from evolve.executors import RolloutBatch
     from evolve.harness import load_harness
@@ -47,15 +48,15 @@ def _batch():
     bench = load_benchmark("extract-city", seed=0)
     harness = load_harness(resolve_named("harnesses", "minimal", marker="harness.yaml"))
     tasks = (*bench.split("validation"), *bench.split("test"))
-    return bench, RolloutBatch(harness, tasks, bench.verifier, trials=2, seed=0)
+    return bench, RolloutBatch(harness, tasks, bench.verifier, trials=trials, seed=0)
 
 
-def _oracle_wall(tmp: Path, executor, name: str) -> tuple[float, float, int]:
+def _oracle_wall(tmp: Path, executor, name: str, trials: int = 2) -> tuple[float, float, int]:
     """Wall and coordinator CPU seconds of one oracle batch on `executor`, and the rollouts stored."""
     from evolve.loop.oracle import Oracle
     from evolve.store import LineageStore
 
-    bench, batch = _batch()
+    bench, batch = _batch(trials)
     store = LineageStore(f"sqlite:///{tmp / f'{name}.db'}")
     store.create_run(name, {}, seed=0)
     oracle = Oracle(store, name, getattr(executor, "backend", None), trials=batch.trials, executor=executor)
@@ -142,16 +143,27 @@ def _store_rate(tmp: Path) -> float:
 
 
 def _many_workers(tmp: Path, workers: int) -> None:
+    """One batch of 1,600 rollouts and one whole run (2 rounds) on `workers` simulated workers."""
+    from evolve.store import LineageStore
+
     executor, started = _ray_executor(workers)
     try:
-        wall, _, n = _oracle_wall(tmp, executor, f"many-{workers}")
+        wall, cpu, n = _oracle_wall(tmp, executor, f"many-{workers}", trials=10)
+        summary, run_wall = _run(tmp, "many-run", executor, model=f"mock:latency={LATENCY_S:g}", rounds=2, seed=3)
     finally:
         executor.close()
+    store = LineageStore(f"sqlite:///{tmp / 'many-run.db'}")
+    run_rollouts = store.count_rollouts("many-run")
+    store.close()
     ideal = n / (workers * CONCURRENCY) * LATENCY_S
     print(f"ray_workers_{workers}_start_s: {started:.1f}")
-    print(f"ray_workers_{workers}_rollouts: {n}")
-    print(f"ray_workers_{workers}_wall_s: {wall:.2f} (ideal {ideal:.2f})")
+    print(f"ray_workers_{workers}_batch_rollouts: {n}")
+    print(f"ray_workers_{workers}_batch_wall_s: {wall:.2f} (ideal {ideal:.2f})")
     print(f"ray_workers_{workers}_rollouts_per_s: {n / wall:.0f}")
+    print(f"ray_workers_{workers}_coordinator_cpu_per_rollout_ms: {1000 * cpu / n:.2f}")
+    print(f"ray_workers_{workers}_run_rollouts: {run_rollouts} (rollouts spent {summary['rollouts_spent']})")
+    print(f"ray_workers_{workers}_run_wall_s: {run_wall:.1f}")
+    print(f"ray_workers_{workers}_run_rollouts_per_s: {run_rollouts / run_wall:.0f}")
 
 
 def main() -> int:
