@@ -73,7 +73,7 @@ def test_worker_killed_mid_batch_loses_and_duplicates_nothing(local_cluster, tmp
     store.create_run("k", {}, seed=0)
     try:
         pids = executor.pids()
-        oracle = Oracle(store, "k", meter, trials=2, seed=5, executor=executor, flush_every=4)
+        oracle = Oracle(store, "k", meter, trials=2, seed=5, executor=executor, flush_s=0.0)
         records = _run_oracle(oracle, bench, batch, kill_pid=pids[0], after_s=0.6)
         new_pids = executor.pids()
     finally:
