@@ -154,7 +154,7 @@ def export_candidate(store: LineageStore, ref: str, fmt: str, out: Path, *, run_
     harness = store.get_harness(candidate.harness_hash)
     run = store.get_run(candidate.run_id)
     try:
-        split = split if split is not None else evolve_split(run)
+        split = split if split is not None else evolve_split(run, store.get_state(candidate.run_id, "splits"))
     except EvolveError as exc:
         if not allow_leaks:
             raise EvolveError(f"cannot screen the export for leakage: {exc} (pass --allow-leaks to export "

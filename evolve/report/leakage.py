@@ -45,8 +45,9 @@ def harness_texts(harness: Harness, demo_inputs: frozenset[str] = frozenset()) -
     return [t for t in texts if t]
 
 
-def evolve_split(run: dict[str, Any]) -> SplitInfo:
-    """Rebuild the evolve split of a stored run from its configuration (benchmark reference and seed)."""
+def evolve_split(run: dict[str, Any], stored: dict[str, list[str]] | None = None) -> SplitInfo:
+    """Rebuild the evolve split of a stored run: from its stored split task ids when given (runs store
+    them), else from its configuration (benchmark reference and, for older runs, the run's seed)."""
     config = run.get("config") or {}
     ref = config.get("benchmark") or run.get("benchmark")
     if not ref:
@@ -54,11 +55,18 @@ def evolve_split(run: dict[str, Any]) -> SplitInfo:
                           "(use --allow-leaks to export without the screen)")
     from evolve.bench.benchmark import load_benchmark
 
-    seed = config.get("seed", run.get("seed", 0))
-    bench = load_benchmark(ref, seed=seed)
+    if stored:
+        from evolve.bench.evaluation import apply_splits
+
+        bench = apply_splits(load_benchmark(ref), stored, f"run {run['id']}")
+        seed = "stored splits"
+    else:
+        seed = config.get("seed", run.get("seed", 0))
+        bench = load_benchmark(ref, seed=seed)
     demo = bench.split("demo") if "demo" in bench.splits else []
     return SplitInfo(tasks=bench.split("evolve"), denylist=tuple(bench.denylist or ()),
-                     labels=tuple(bench.labels or ()), source=f"{ref} (seed {seed})",
+                     labels=tuple(bench.labels or ()),
+                     source=f"{ref} ({seed})" if stored else f"{ref} (seed {seed})",
                      demo_inputs=frozenset(str(t.input) for t in demo))
 
 

@@ -109,7 +109,9 @@ def test_exports_and_reports_carry_no_evolve_split_answers(tmp_path):
     db = str(tmp_path / "leak.db")
     policy, helper = backends()
     api.run(db=db, run_id="r", policy=policy, helper=helper, **{**RUN_OPTIONS, "rounds": 2})
-    evolve_tasks = load_benchmark("sentiment-products", seed=RUN_OPTIONS["seed"]).split("evolve")
+    stored = LineageStore(db).get_state("r", "splits")
+    by_id = {t.id: t for tasks in load_benchmark("sentiment-products").splits.values() for t in tasks}
+    evolve_tasks = [by_id[i] for i in stored["evolve"]]
     inputs = [t.input for t in evolve_tasks]
 
     def leaked(text: str) -> list[str]:
