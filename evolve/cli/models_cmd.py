@@ -61,10 +61,11 @@ def serve(
                         extra_args=extra_args)
         return
     host = "127.0.0.1"
-    command = serve_command(
+    command = serve_command(  # the options are checked before the vllm extra is looked for
         model, port=port, host=host, gpu_memory_utilization=gpu_memory_utilization,
-        max_model_len=max_model_len, extra_args=extra_args, executable=vllm_executable(),
+        max_model_len=max_model_len, extra_args=extra_args, executable="vllm",
     )
+    command[0] = vllm_executable()
     api_base = api_base_for(host, port)
     log_path = log_file or home() / "logs" / f"vllm-{port}.log"
     server = ServerProcess(command, api_base, log_path)

@@ -75,15 +75,16 @@ def train_proposer(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from evolve.train.model import require_train_extra
-    from evolve.train.trainer import TrainConfig, train
+    from evolve.train.trainer import TrainConfig, check_size, train
 
     if method not in ("dpo", "rwsft"):
         raise ConfigError(f"--method {method!r} is unknown; valid: dpo, rwsft")
-    require_train_extra("evolve train-proposer")
     cfg = TrainConfig(method=method, base=base, epochs=epochs, lr=lr, batch=batch, max_steps=max_steps,
                       seed=seed, lora=lora, max_length=max_length, max_reply=max_reply,
                       threads=threads, device=device)
     data = _dataset(db, runs, seed, heldout)
+    check_size(data.part("train"), cfg)  # user errors (options, runs, data) before a missing extra
+    require_train_extra("evolve train-proposer")
     err_console.print(f"data: {data.sizes()}", markup=False, highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=False) as bar:

@@ -40,6 +40,14 @@ def test_serve_without_vllm_is_a_one_line_error(monkeypatch):
     assert "Traceback" not in result.output
 
 
+def test_serve_reports_a_bad_option_before_a_missing_vllm(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    result = runner.invoke(app, ["serve", "--model", "Qwen/Qwen3-0.6B", "--port", "70000"])
+    assert result.exit_code == 2
+    assert "--port must be between 1 and 65535" in result.output and "vllm" not in result.output
+
+
 def test_serve_starts_waits_for_health_prints_the_model_string_and_stops(tmp_path, monkeypatch):
     """A stand-in `vllm` executable serves the fake API for two seconds, then exits."""
     import socket

@@ -71,7 +71,7 @@ def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
-                    reason="Debian chromium is not installed (apt-get install -y chromium)")
+                    reason="needs Debian chromium (apt-get install -y chromium; .ci/run installs it)")
 def test_report_in_headless_chromium(report, tmp_path):
     shot = tmp_path / "report.png"
     done = _chromium([f"--screenshot={shot}", "--window-size=900,1200", report.as_uri()], tmp_path / "p1")

@@ -58,3 +58,19 @@ def test_too_little_data_stops_before_loading_a_model(tmp_path):
     assert result.output.strip().splitlines()[-1] == (
         "error: too little data for rwsft: 0 training sample(s) with reward > 0 in runs ra (minimum 2); "
         "add runs to --runs")
+
+
+def test_too_little_data_is_reported_before_a_missing_train_extra(tmp_path, monkeypatch):
+    db = str(tmp_path / "bad.db")
+    store = build(db, runs=("ra",), rounds=1)
+    for c in store.candidates("ra"):
+        if c.origin != "seed":
+            store.update_candidate(c.id, status="rejected_invalid")
+    store.close()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    result = runner.invoke(app, ["train-proposer", "--runs", "ra", "--db", db, "--out", str(tmp_path / "o"),
+                                 "--method", "dpo", "--heldout", "0"])
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: too little data for dpo") and "torch" not in last

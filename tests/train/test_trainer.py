@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+pytest.importorskip("torch", reason="needs the train extra: pip install -e '.[train]' (.ci/run installs it)")
+pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]' (.ci/run installs it)")
 
 from train_lineage import build
 from train_tiny_model import make_tiny_model
