@@ -29,11 +29,21 @@ class RunConfig(BaseModel):
     """Seed harness: shipped name, folder or JSON bundle."""
     model: str = "embedded"
     """Policy model string."""
-    proposer_model: str | None = None
-    """Model for proposer, critic, surrogate judge and rubric (default: the policy model); `none`: no
-    LLM proposer, the operators get every slot."""
     api_base: str | None = None
-    """API base URL for hosted models (never stored with credentials)."""
+    """API base URL of the policy model (stored with credentials masked)."""
+    proposer_model: str | None = None
+    """Proposer model (default: the policy's model and API base; `none`: no LLM proposer, the
+    operators get every slot). Roles: see evolve/roles.py."""
+    proposer_api_base: str | None = None
+    """API base URL of the proposer model."""
+    critic_model: str | None = None
+    """Model of the critic's LLM review (default: the proposer's)."""
+    critic_api_base: str | None = None
+    """API base URL of the critic model."""
+    judge_model: str | None = None
+    """Model of the rubric surrogate and of the `judge` verifier (default: the critic's)."""
+    judge_api_base: str | None = None
+    """API base URL of the judge model."""
     preset: str = "rrsi"
     """Preset spanning proposer, critic, pruner and selection."""
     rounds: int = Field(5, ge=1, le=1000)
@@ -80,11 +90,11 @@ class RunConfig(BaseModel):
             ToolSpec.model_validate({"implementation": spec} if isinstance(spec, str) else spec)
         return value
 
-    def resolved_proposer_model(self) -> str:
-        """The model of the helper roles (critic, rubric): the proposer's, or the policy's for `none`."""
-        if self.proposer_model in (None, NO_MODEL):
-            return self.model
-        return self.proposer_model
+    def roles(self) -> dict[str, Any]:
+        """The resolved roles (policy, proposer, critic, judge) as `evolve.roles.RoleSpec`s."""
+        from evolve.roles import resolve_roles
+
+        return resolve_roles(self)
 
 
 def load_run_file(path: str | Path) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from evolve.report.tree import (
     rich_tree,
     score_text,
 )
+from evolve.roles import ROLES_KEY, roles_line
 from evolve.store import LineageStore
 
 TREE_FORMATS = ("tree", "json", "dot", "mermaid")
@@ -93,15 +94,18 @@ def show(
     harness = store.get_harness(c.harness_hash)
     edits, crits, decs = store.edits(c.id), store.critiques(c.id), store.decisions(candidate_id=c.id)
     summary = _rollout_summary(store, c.run_id, c.harness_hash)
+    roles = store.get_state(c.run_id, ROLES_KEY) or {}
     if as_json_out:
         typer.echo(json.dumps({
             "candidate": c.__dict__, "harness": harness.model_dump(mode="json"), "edits": edits,
-            "critiques": crits, "decisions": decs, "rollouts": summary,
+            "critiques": crits, "decisions": decs, "rollouts": summary, "roles": roles,
         }, indent=2, default=str, ensure_ascii=False))
         return
     console.rule(f"candidate {escape(c.id)}")
     console.print(f"run {c.run_id}  round {c.round}  parent {c.parent_id}  status {c.status}  origin {c.origin}  "
                   f"version {c.harness_hash}", markup=False)
+    if roles:
+        console.print(f"roles: {roles_line(roles)}", markup=False)
     scores = score_text(c.__dict__)
     if scores:
         console.print(scores, markup=False)

@@ -13,6 +13,9 @@ from rich.table import Table
 from evolve.cli.common import DbOption, JsonOption, console, err_console
 from evolve.run_config import PRESETS, make_config
 
+ApiBaseOption = Annotated[str | None, typer.Option(help="API base URL of this role's model (default: the "
+                                                       "inherited role's when the model is inherited).")]
+
 
 class _Progress:
     """Renders engine events as one live status table (stderr, so --json output stays clean)."""
@@ -132,9 +135,16 @@ def run(
     harness: Annotated[str | None, typer.Option(help="Seed harness: shipped name, folder or JSON bundle.")] = None,
     model: Annotated[str | None, typer.Option(help="Policy model (embedded, mock, openai/..., hosted_vllm/...).")]
     = None,
+    api_base: Annotated[str | None, typer.Option(help="API base URL of the policy model.")] = None,
     proposer_model: Annotated[str | None, typer.Option(
-        help="Proposer/critic/judge model [default: --model]; 'none': operators only, no LLM proposer.")] = None,
-    api_base: Annotated[str | None, typer.Option(help="API base URL for hosted models.")] = None,
+        help="Proposer model (default: the policy's); 'none': operators only, no LLM proposer.")] = None,
+    proposer_api_base: ApiBaseOption = None,
+    critic_model: Annotated[str | None, typer.Option(help="Critic model (LLM review; also reviews operator "
+                                                          "drafts when set; default: the proposer's).")] = None,
+    critic_api_base: ApiBaseOption = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (rubric surrogate and the `judge` "
+                                                         "verifier; default: the critic's).")] = None,
+    judge_api_base: ApiBaseOption = None,
     preset: Annotated[str | None, typer.Option(help=f"Preset: {' | '.join(PRESETS)}.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Evolution rounds.")] = None,
     budget: Annotated[int | None, typer.Option(help="Oracle rollouts for the evolution.")] = None,
@@ -145,7 +155,7 @@ def run(
     = None,
     trials: Annotated[int | None, typer.Option(help="Trials per task.")] = None,
     report_limit: Annotated[int | None, typer.Option(help="Cap tasks per split in the final report.")] = None,
-    run_id: Annotated[str | None, typer.Option(help="Run id [default: generated].")] = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default: generated).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable the response cache.")] = False,
     executor: Annotated[str | None, typer.Option(help="Where rollouts run: local | ray [default: local].")] = None,
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster to join [default: start a local one].")]
@@ -156,8 +166,10 @@ def run(
     db: DbOption = None,
 ) -> None:
     """Evolve a harness on a benchmark and report seed vs best on evolve / validation / test / OOD."""
-    cfg = make_config(config, benchmark=benchmark, ood=ood or None, harness=harness, model=model,
-                      proposer_model=proposer_model, api_base=api_base, preset=preset, rounds=rounds,
+    cfg = make_config(config, benchmark=benchmark, ood=ood or None, harness=harness, model=model, api_base=api_base,
+                      proposer_model=proposer_model, proposer_api_base=proposer_api_base,
+                      critic_model=critic_model, critic_api_base=critic_api_base, judge_model=judge_model,
+                      judge_api_base=judge_api_base, preset=preset, rounds=rounds,
                       budget=budget, seed=seed, split_seed=split_seed, evolve_batch=evolve_batch, trials=trials,
                       report_limit=report_limit,
                       cache=False if no_cache else None, executor=executor, ray_address=ray_address,
@@ -172,7 +184,11 @@ def run(
 
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run to continue.")],
-    api_base: Annotated[str | None, typer.Option(help="API base URL (not stored with the run).")] = None,
+    api_base: Annotated[str | None, typer.Option(help="API base URL of the policy (stored with credentials "
+                                                      "masked: pass it again when it has some).")] = None,
+    proposer_api_base: ApiBaseOption = None,
+    critic_api_base: ApiBaseOption = None,
+    judge_api_base: ApiBaseOption = None,
     executor: Annotated[str | None, typer.Option(help="Where rollouts run now: local | ray [default: as stored].")]
     = None,
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster to continue on [default: as stored].")]
@@ -183,7 +199,8 @@ def resume(
     """Continue a stopped or killed run exactly where it left off (on the same or another Ray cluster)."""
     from evolve import api
 
-    _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base, executor=executor,
+    bases = {"proposer": proposer_api_base, "critic": critic_api_base, "judge": judge_api_base}
+    _drive(api.resume, as_json, run_id=run_id, db=db, api_base=api_base, api_bases=bases, executor=executor,
            ray_address=ray_address)
 
 

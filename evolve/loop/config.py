@@ -7,7 +7,7 @@ ablation); any field can be overridden per run, and a path to a user YAML file w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -71,8 +71,12 @@ class LoopConfig(BaseModel):
     """Deterministic leakage screen before any oracle rollout."""
     llm_critic: bool = True
     """LLM review against the rubric template (after the leakage screen)."""
-    critic_reviews_operators: bool = False
-    """Also send programmatic operators' edits to the LLM review (they carry no free text of their own)."""
+    critic_reviews_operators: bool | None = None
+    """Also send programmatic operators' edits to the LLM review. None: only when a critic model is set
+    explicitly (`--critic-model`); see evolve/loop/critic.py."""
+    critic_on_error: Literal["reject", "pass"] = "reject"
+    """What the LLM review decides when the critic model gives no valid verdict (call failed, reply
+    invalid after the repairs): `reject` (fail closed) or `pass` (fail open). Recorded with the critique."""
     leakage_ngram: int = Field(6, ge=2, le=20)
     """Word n-gram size of the leakage screen."""
     denylist: list[str] = Field(default_factory=list)

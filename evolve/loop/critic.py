@@ -6,9 +6,19 @@
   phrase), that task's literal non-label answer, its id, or a denylist regex. Label words alone are
   not leaks, and demonstrations taken from the demo pool are allowed.
 - `LLMCritic`: asks a model whether the edits are reusable mechanisms or benchmark-specific, with
-  the rubric template `selectors/critic_review.md.j2`, a JSON verdict and bounded repair. When the
-  reply stays invalid it passes the candidate with kind `llm-unavailable` (recorded), so a weak
-  critic model never blocks the run.
+  the rubric template `selectors/critic_review.md.j2`, a JSON verdict and bounded repair. It fails
+  closed: when the critic model gives no valid verdict (the call failed, or the reply stayed
+  invalid after the repairs) the verdict has kind `llm-unavailable` and rejects the candidate, so
+  the rejection costs no oracle rollouts. `on_error="pass"` (`critic_on_error: pass`) lets such
+  candidates through instead; the setting is recorded in the verdict's details either way.
+
+  Which drafts are reviewed: model-written (LLM proposer) edits always. Programmatic operators'
+  edits (few-shot bootstrap from the demo pool, control mutations, section removal, skill merge)
+  carry no free text of their own and pass the leakage screen first; they get the LLM review only
+  when a critic model is set explicitly (`--critic-model`, which sets `review_operators`) or the
+  preset asks for it. The reason: the default critic is the policy model, and the embedded 135M
+  model often writes no valid verdict; reviewing operator drafts with it and failing closed would
+  reject the very drafts that make the CPU default evolve at all.
 - `CriticChain`: runs critics in order and stops at the first rejection.
 """
 
@@ -32,6 +42,8 @@ from evolve.paths import data_dir
 _WORD = re.compile(r"\w+")
 _COMMON = frozenset({"a", "an", "the", "yes", "no", "true", "false", "none", "ok", "it", "is", "of", "to", "in"})
 MAX_FINDINGS = 8
+ON_ERROR = ("reject", "pass")
+"""What the LLM review decides when the critic model gives no valid verdict."""
 
 
 class CriticVerdict(BaseModel):
@@ -200,12 +212,16 @@ class LLMCritic:
     """Model review of the edits against the rubric template (see module docstring)."""
 
     def __init__(self, backend: Backend, template: str | Path | None = None, max_repairs: int = 2, *,
-                 description: str = "", review_operators: bool = False, max_tokens: int = 200) -> None:
+                 description: str = "", review_operators: bool = False, max_tokens: int = 200,
+                 on_error: str = "reject") -> None:
         path = Path(template) if template is not None else data_dir("selectors") / "critic_review.md.j2"
         if not path.is_file():
             raise ConfigError(f"critic template {path} not found")
+        if on_error not in ON_ERROR:
+            raise ConfigError(f"critic on_error {on_error!r} is unknown; valid: {', '.join(ON_ERROR)}")
         self.backend, self.template, self.max_repairs = backend, path, max_repairs
         self.description, self.review_operators, self.max_tokens = description, review_operators, max_tokens
+        self.on_error = on_error
 
     def render(self, edits: list[Edit], ctx: Any) -> list[dict[str, str]]:
         view = [{"summary": e.summary(), "hypothesis": e.hypothesis, "text": e.text()[:1500]} for e in edits]
@@ -238,9 +254,12 @@ class LLMCritic:
                 error = str(exc)
                 continue
             return CriticVerdict(passed=passed, kind="llm", reason=reason or ("reusable" if passed else "rejected"),
-                                 details={"repairs": attempt})
-        return CriticVerdict(passed=True, kind="llm-unavailable", reason=f"no valid critic verdict: {error}",
-                             details={"reply": reply[:500]})
+                                 details={"repairs": attempt, "on_error": self.on_error})
+        passed = self.on_error == "pass"
+        action = "passed (critic on_error: pass)" if passed else "rejected (critic on_error: reject)"
+        return CriticVerdict(passed=passed, kind="llm-unavailable",
+                             reason=f"critic model unavailable, {action}: {error}",
+                             details={"reply": reply[:500], "on_error": self.on_error, "error": error[:500]})
 
 
 class CriticChain:

@@ -12,6 +12,7 @@ from evolve.bench.stats import majority_baseline, prediction_distribution
 from evolve.errors import EvolveError
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
+from evolve.loop.setup import bind_judge
 from evolve.loop.state import LoopState
 
 REPORT_SPLITS = ("evolve", "validation", "test")
@@ -31,6 +32,7 @@ def _suites(ctx: RoundContext) -> list[tuple[str, Any, str, list[Any]]]:
         except EvolveError as exc:
             ctx.progress({"event": "warning", "message": f"OOD suite {ref!r} skipped: {exc}"})
             continue
+        bind_judge(ood, ctx.parts.judge)
         tasks = [task for split in ood.splits.values() for task in split]
         suites.append((f"ood:{ood.name}", ood, OOD_SPLIT, tasks))
     return suites

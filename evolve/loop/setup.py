@@ -19,6 +19,7 @@ from evolve.loop.operators import OperatorProposer
 from evolve.loop.proposer import LLMProposer
 from evolve.loop.tool_critic import ToolCritic
 from evolve.paths import data_dir, resolve_named
+from evolve.roles import ROLE_ORDER, RoleSpec, distinct, public_roles, role_backends
 from evolve.run_config import NO_MODEL, RunConfig
 from evolve.selection.config import SelectionConfig, load_selection_preset
 
@@ -32,17 +33,29 @@ class RunParts:
     selection: SelectionConfig
     benchmark: Benchmark
     seed_harness: Harness
-    policy: MeteredBackend
-    helper: MeteredBackend
-    """Backend of the proposer, critic, rubric writer and surrogate judge."""
+    roles: dict[str, RoleSpec]
+    """The resolved model of each role (policy, proposer, critic, judge); see evolve/roles.py."""
+    backends: dict[str, MeteredBackend]
+    """One metered backend per role; roles with the same (model, API base) share one."""
     proposer: LLMProposer | None
     operators: OperatorProposer | None
     critic: CriticChain | None
     executor: Executor | None = None
     """Where oracle rollouts run (None: in this process, on `policy`)."""
 
+    @property
+    def policy(self) -> MeteredBackend:
+        """Backend of the policy (oracle rollouts)."""
+        return self.backends["policy"]
+
+    @property
+    def judge(self) -> MeteredBackend:
+        """Backend of the rubric surrogate and of the `judge` verifier."""
+        return self.backends["judge"]
+
     def metered(self) -> list[MeteredBackend]:
-        return [self.policy] if self.helper is self.policy else [self.policy, self.helper]
+        """The distinct backends, each once (to drain their usage)."""
+        return distinct(self.backends)
 
     @property
     def trials(self) -> int:
@@ -70,31 +83,31 @@ def selection_preset_for(preset: str) -> str:
     raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(sorted(shipped))}")
 
 
-def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) -> RunParts:
-    """Load presets, benchmark and seed harness and create the backends (injectable for tests)."""
+def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
+                backends: dict[str, Any] | None = None) -> RunParts:
+    """Load presets, benchmark and seed harness and create the role backends.
+
+    Backend objects can be injected (tests, the Python API): `policy` for the policy, `helper` for
+    every other role, `backends` per role (`proposer`, `critic`, `judge`; they win over `helper`).
+    A role without an injected backend is built from its model string, or shares the backend of the
+    role it inherits from (see evolve/roles.py).
+    """
     loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
     check_budget(config, benchmark, selection)
     registry = attach_tools(benchmark.verifier, config.tools, "run option 'tools'")
     seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
-    policy_backend = MeteredBackend(policy or get_backend(
-        config.model, api_base=config.api_base, cache=config.cache, concurrency=config.concurrency))
-    if helper is not None:
-        helper_backend = MeteredBackend(helper)
-    elif config.proposer_model == NO_MODEL or (policy is None and config.resolved_proposer_model() == config.model):
-        helper_backend = policy_backend
-    elif policy is not None and config.proposer_model is None:
-        helper_backend = policy_backend
-    else:
-        helper_backend = MeteredBackend(get_backend(
-            config.resolved_proposer_model(), api_base=config.api_base, cache=config.cache,
-            concurrency=config.concurrency))
+    roles = config.roles()
+    injected = {"policy": policy, **dict.fromkeys(ROLE_ORDER[1:], helper), **(backends or {})}
+    role_backend = role_backends(roles, lambda spec: get_backend(
+        spec.model, api_base=spec.api_base, cache=config.cache, concurrency=config.concurrency), injected)
+    bind_judge(benchmark, role_backend["judge"])
     labels = tuple(benchmark.labels or ())
     demo = benchmark.split("demo") if "demo" in benchmark.splits else []
     proposer = None
     if loop.llm_drafts > 0 and config.proposer_model != NO_MODEL:
-        proposer = LLMProposer(helper_backend, template_dir=loop.template_dir, max_repairs=loop.max_repairs,
+        proposer = LLMProposer(role_backend["proposer"], template_dir=loop.template_dir, max_repairs=loop.max_repairs,
                                temperature=loop.temperature, max_tokens=loop.proposer_max_tokens,
                                max_context_chars=loop.context_chars)
     operators = OperatorProposer(demo, labels, operators=loop.operators) \
@@ -105,11 +118,27 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None) ->
             benchmark.split("evolve"), [*benchmark.denylist, *loop.denylist], labels, demo_tasks=demo,
             ngram=loop.leakage_ngram)]
         if loop.llm_critic:
-            chain.append(LLMCritic(helper_backend, max_repairs=loop.max_repairs, description=benchmark.description,
-                                   review_operators=loop.critic_reviews_operators))
+            chain.append(LLMCritic(role_backend["critic"], max_repairs=loop.max_repairs,
+                                   description=benchmark.description, on_error=loop.critic_on_error,
+                                   review_operators=_reviews_operators(loop, config)))
         critic = CriticChain(chain)
-    return RunParts(config, loop, selection, benchmark, seed, policy_backend, helper_backend, proposer,
-                    operators, critic, build_executor(config, policy_backend, injected=policy is not None))
+    return RunParts(config, loop, selection, benchmark, seed, roles, role_backend, proposer, operators, critic,
+                    build_executor(config, role_backend["policy"], injected=policy is not None))
+
+
+def _reviews_operators(loop: LoopConfig, config: RunConfig) -> bool:
+    """Operator drafts get the LLM review when the preset asks for it, or by default (None) when a
+    critic model was set explicitly (see evolve/loop/critic.py for why not otherwise)."""
+    if loop.critic_reviews_operators is not None:
+        return loop.critic_reviews_operators
+    return config.critic_model is not None
+
+
+def bind_judge(benchmark: Benchmark, backend: Any) -> None:
+    """Give a `judge` verifier without a backend of its own the judge role's backend."""
+    verifier = benchmark.verifier
+    if getattr(verifier, "name", "") == "judge" and getattr(verifier, "backend", False) is None:
+        verifier.backend = backend  # type: ignore[attr-defined]
 
 
 def build_executor(config: RunConfig, policy: MeteredBackend, *, injected: bool = False) -> Executor:
@@ -162,8 +191,8 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     minimum = round_minimum(benchmark, selection, config.evolve_batch)
     return {
         "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
-        "preset": config.preset, "rounds": config.rounds, "drafts_per_round": drafts,
-        "budgets": selection.budgets.model_dump(), "round_minimum": minimum,
+        "preset": config.preset, "roles": public_roles(config.roles()), "rounds": config.rounds,
+        "drafts_per_round": drafts, "budgets": selection.budgets.model_dump(), "round_minimum": minimum,
         "estimate": [*est.lines(), f"one round needs at least {minimum['total']} oracle rollouts"],
     }
 

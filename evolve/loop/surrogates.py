@@ -54,7 +54,7 @@ async def _rubric_scores(ctx: RoundContext, cands: list[Cand], texts: list[str])
 
     st = ctx.state
     await _ensure_rubric(ctx)
-    scores = await rubric.score(ctx.parts.helper, rubric.Rubric.model_validate(st.rubric), texts)
+    scores = await rubric.score(ctx.parts.judge, rubric.Rubric.model_validate(st.rubric), texts)
     for c, s in zip(cands, scores, strict=True):
         c.surrogate = s.score
         ctx.store.add_surrogate_score(c.id, "rubric", s.score, rubric_version=st.rubric_version,
@@ -89,7 +89,7 @@ async def _ensure_rubric(ctx: RoundContext) -> None:
     if sur.rubric_file:
         generated = rubric.load_rubric(sur.rubric_file, _forbidden(ctx))
     else:
-        generated = await rubric.generate_rubric(ctx.parts.helper, bench.description, "", _forbidden(ctx),
+        generated = await rubric.generate_rubric(ctx.parts.judge, bench.description, "", _forbidden(ctx),
                                                  repair_attempts=sur.repair_attempts)
     st.rubric, st.rubric_version = generated.model_dump(mode="json"), generated.version
     ctx.store.add_rubric(ctx.run_id, generated.version, ctx.t, st.rubric, None)
@@ -123,7 +123,7 @@ async def realign(ctx: RoundContext, incumbent: Harness, cands: list[Cand], outc
     current = rubric.Rubric.model_validate(st.rubric)
     sur = ctx.sel.surrogate
     attempts = sur.realign_attempts if ctx.ledger.can_afford("surrogate_calls", sur.realign_attempts) else 0
-    result = await rubric.realign(ctx.parts.helper, current, texts, oracle_scores,
+    result = await rubric.realign(ctx.parts.judge, current, texts, oracle_scores,
                                   description=ctx.benchmark.description, forbidden=_forbidden(ctx),
                                   threshold=sur.alignment_threshold, attempts=attempts,
                                   rng=ctx.rng("realign"))

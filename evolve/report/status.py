@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evolve.report.tree import STATUS_LABEL
+from evolve.roles import ROLES_KEY, roles_line
 from evolve.store import LineageStore
 
 STALE_AFTER_S = 60.0
@@ -63,6 +64,7 @@ def run_overview(store: LineageStore, run: dict[str, Any], now: datetime | None 
     last = rounds[-1] if rounds else {}
     done = last.get("round", counts["last_round"] if counts["last_round"] is not None else -1)
     spent = last.get("rollouts_spent")
+    roles = store.get_state(run["id"], ROLES_KEY) or {}
     return {
         "id": run["id"], "status": display_status(run, now), "stored_status": run["status"],
         "preset": run.get("preset", ""), "benchmark": run.get("benchmark", ""), "model": run.get("model", ""),
@@ -72,7 +74,7 @@ def run_overview(store: LineageStore, run: dict[str, Any], now: datetime | None 
         "budget": config.get("budget"), "policy_tokens": counts["policy_tokens_in"] + counts["policy_tokens_out"],
         "incumbent": last.get("incumbent"), "incumbent_val": last.get("val_score"), "best_val": _best_val(run),
         "heartbeat": _age(run.get("heartbeat_at"), now), "created_at": str(run.get("created_at")),
-        "error": run.get("error"),
+        "error": run.get("error"), "roles": roles, "roles_line": roles_line(roles),
     }
 
 
@@ -104,7 +106,10 @@ def run_panel(store: LineageStore, run_id: str, now: datetime | None = None) -> 
     run = store.get_run(run_id)
     overview = run_overview(store, run, now)
     parts: list[Any] = [runs_table([overview], wide=False),
-                        f"preset {overview['preset']} · benchmark {overview['benchmark']} · model {overview['model']}"]
+                        escape(f"preset {overview['preset']} · benchmark {overview['benchmark']} · "
+                               f"model {overview['model']}")]
+    if overview["roles_line"]:
+        parts.append(escape(f"roles: {overview['roles_line']}"))
     rounds = store.get_state(run_id, "round_scores") or []
     if rounds:
         table = Table(title="rounds", title_justify="left")

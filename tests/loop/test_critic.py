@@ -93,13 +93,47 @@ def test_llm_critic_verdicts_and_repair():
     assert "could not be used" in repaired.history[1].messages[-1]["content"]
 
 
-def test_llm_critic_invalid_reply_passes_as_unavailable():
+def test_llm_critic_invalid_reply_rejects_as_unavailable_by_default():
     parent = harness()
     edits = _llm_edit()
     backend = MockBackend(["nope", "still nope", '{"verdict": "maybe"}'])
     v = run(LLMCritic(backend, max_repairs=2).review(parent, apply_edits(parent, edits), edits))
-    assert v.passed and v.kind == "llm-unavailable" and "verdict" in v.reason
+    assert not v.passed and v.kind == "llm-unavailable" and "verdict" in v.reason
+    assert v.details["on_error"] == "reject" and "rejected" in v.reason
     assert len(backend.history) == 3
+
+
+def test_llm_critic_on_error_pass_lets_the_candidate_through():
+    parent = harness()
+    edits = _llm_edit()
+    backend = MockBackend(["nope", "still nope"])
+    v = run(LLMCritic(backend, max_repairs=1, on_error="pass").review(parent, apply_edits(parent, edits), edits))
+    assert v.passed and v.kind == "llm-unavailable" and v.details["on_error"] == "pass"
+
+
+def test_llm_critic_failed_call_rejects_without_repairs():
+    parent = harness()
+    edits = _llm_edit()
+    def down(request):
+        raise RuntimeError("server down")
+
+    backend = MockBackend(down)
+    v = run(LLMCritic(backend, max_repairs=2).review(parent, apply_edits(parent, edits), edits))
+    assert not v.passed and v.kind == "llm-unavailable" and "server down" in v.reason
+    assert len(backend.history) == 1
+
+
+def test_llm_critic_on_error_must_be_known():
+    with pytest.raises(ConfigError, match="valid: reject, pass"):
+        LLMCritic(MockBackend([]), on_error="maybe")
+
+
+def test_llm_critic_reviews_operator_edits_when_asked():
+    parent = harness()
+    edits = _llm_edit(origin="control")
+    backend = MockBackend([json.dumps({"verdict": "reject", "reason": "too specific"})])
+    v = run(LLMCritic(backend, review_operators=True).review(parent, apply_edits(parent, edits), edits))
+    assert (v.passed, v.kind, v.reason) == (False, "llm", "too specific") and len(backend.history) == 1
 
 
 def test_llm_critic_skips_operator_edits_by_default():
