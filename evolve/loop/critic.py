@@ -3,8 +3,11 @@
 - `LeakageCritic` (deterministic): rejects edits whose introduced text copies a specific
   evolve-split task: at least half of one task input's informative word n-grams (n-grams shared by
   many tasks, i.e. template phrases, are ignored; an input shorter than n words counts as one
-  phrase), that task's literal non-label answer, its id, or a denylist regex. Label words alone are
-  not leaks, and demonstrations taken from the demo pool are allowed.
+  phrase), that task's literal non-label answer, its id, or a denylist regex. A long answer (over
+  `LONG_ANSWER` characters, such as a HumanEval test suite) is screened by its informative n-grams
+  like an input, and counts as copied from `LONG_ANSWER_HITS` shared n-grams on (one copied
+  assertion), or from half of them when it has fewer. Label words alone are not leaks, and
+  demonstrations taken from the demo pool are allowed.
 - `LLMCritic`: asks a model whether the edits are reusable mechanisms or benchmark-specific, with
   the rubric template `selectors/critic_review.md.j2`, a JSON verdict and bounded repair. It fails
   closed: when the critic model gives no valid verdict (the call failed, or the reply stayed
@@ -42,6 +45,10 @@ from evolve.paths import data_dir
 _WORD = re.compile(r"\w+")
 _COMMON = frozenset({"a", "an", "the", "yes", "no", "true", "false", "none", "ok", "it", "is", "of", "to", "in"})
 MAX_FINDINGS = 8
+LONG_ANSWER = 300
+"""Answers longer than this (characters) are screened by their informative n-grams, not literally."""
+LONG_ANSWER_HITS = 4
+"""Informative n-grams a text must share with one long answer to count as copying it."""
 ON_ERROR = ("reject", "pass")
 """What the LLM review decides when the critic model gives no valid verdict."""
 
@@ -103,17 +110,27 @@ class LeakageIndex:
         for words in inputs:
             df.update(_grams(words, self.n) if len(words) >= self.n else {tuple(words)})
         targets = Counter(str(t.target).strip().casefold() for t in tasks)
+        long_grams = [_grams(_words(str(t.target)), self.n) if self._is_long(str(t.target)) else set()
+                      for t in tasks]
+        answer_df: Counter[tuple[str, ...]] = Counter(g for grams in long_grams for g in grams)
         self.entries = []
-        for task, words in zip(tasks, inputs, strict=True):
+        for task, words, answer_grams in zip(tasks, inputs, long_grams, strict=True):
             grams = _grams(words, self.n) if len(words) >= self.n else set()
             informative = {g for g in grams if df[g] <= self.max_df}
             short = words if 2 <= len(words) < self.n and df[tuple(words)] <= self.max_df else None
-            self.entries.append((str(task.id), informative, short, self._answer(str(task.target), targets)))
+            long_answer = {g for g in answer_grams if answer_df[g] <= self.max_df}
+            self.entries.append((str(task.id), informative, short, self._answer(str(task.target), targets),
+                                 long_answer))
+
+    @staticmethod
+    def _is_long(target: str) -> bool:
+        return len(target.strip()) > LONG_ANSWER
 
     def _answer(self, target: str, counts: Counter[str]) -> list[str] | None:
+        """The words of a short answer matched literally (None: not screened literally)."""
         value = target.strip().casefold()
         if (not value or value in self.labels or value in _COMMON or counts[value] > self.max_df
-                or len(value) < 3 or len(value) > 300):
+                or len(value) < 3 or len(value) > LONG_ANSWER):
             return None
         words = _words(value)
         return words or None
@@ -123,7 +140,7 @@ class LeakageIndex:
         found = [f"matches denylist pattern {p.pattern!r}" for p in self.patterns if p.search(text)]
         words = _words(text)
         grams = _grams(words, self.n)
-        for task_id, informative, short, answer in self.entries:
+        for task_id, informative, short, answer, long_answer in self.entries:
             if informative:
                 hit = len(informative & grams)
                 if hit * 2 >= len(informative):
@@ -132,6 +149,11 @@ class LeakageIndex:
                 found.append(f"copies evolve task {task_id}'s input")
             if answer is not None and _contains(words, answer):
                 found.append(f"contains evolve task {task_id}'s answer {' '.join(answer)!r}")
+            if long_answer:
+                hit = len(long_answer & grams)
+                if hit >= min(LONG_ANSWER_HITS, (len(long_answer) + 1) // 2):
+                    found.append(f"copies part of evolve task {task_id}'s answer "
+                                 f"({hit}/{len(long_answer)} {self.n}-grams)")
             if len(task_id) >= 3 and re.search(rf"(?<![\w-]){re.escape(task_id)}(?![\w-])", text, re.I):
                 found.append(f"names evolve task id {task_id}")
         if len(found) > MAX_FINDINGS:

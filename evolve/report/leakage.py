@@ -1,8 +1,9 @@
 """The export-time leakage screen: nothing of the run's evolve split may leave in an exported harness.
 
 The screen is the critic's deterministic one (`evolve.loop.critic.leakage_findings`: n-gram overlap
-with evolve-split inputs and answers, literal answers, task ids, the benchmark's denylist), run on
-every text the harness carries. The evolve split is rebuilt from the run's stored configuration.
+with evolve-split inputs and long answers such as HumanEval tests, literal short answers, task ids,
+the benchmark's denylist), run on every text the harness carries. The evolve split is rebuilt from
+the run's stored configuration.
 """
 
 from __future__ import annotations

@@ -160,3 +160,41 @@ def test_chain_stops_at_first_rejection():
     assert not v.passed and (first.calls, second.calls, third.calls) == (1, 1, 0)
     ok = run(CriticChain([_Counting(True), _Counting(True)]).review(parent, parent, [], None))
     assert ok.passed and ok.kind == "k1True+k1True"
+
+
+def _humaneval_tasks(n: int = 12) -> list[Task]:
+    """HumanEval-style tasks: a function prompt as input, its test suite (> 300 characters) as target."""
+    tasks = []
+    for i in range(n):
+        asserts = "\n".join(f"    assert candidate([{i + k}.5, {3 * i + k}.25, {7 * k + i}.0], {k}.{i}) == "
+                            f"{(i + k) % 2 == 0}" for k in range(1, 7))
+        test = f"\n\nMETADATA = {{'author': 'jt', 'dataset': 'test'}}\n\n\ndef check(candidate):\n{asserts}\n"
+        prompt = (f"def close_elements_{i}(numbers: list[float], threshold: float) -> bool:\n"
+                  f'    """Check if in given list of numbers, are any two numbers closer to each other than '
+                  f'the given threshold number {i}."""\n')
+        tasks.append(Task(id=f"HumanEval/{i}", input=prompt, target=test))
+    assert all(len(t.target) > 300 for t in tasks)
+    return tasks
+
+
+def test_long_answers_such_as_humaneval_tests_are_screened():
+    tasks = _humaneval_tasks()
+    copied = tasks[3].target.strip().splitlines()[-1].strip()  # one assertion of task 3's hidden tests
+    found = leakage_findings([f"Make sure that {copied} holds."], tasks)
+    assert any("copies part of evolve task HumanEval/3's answer" in f for f in found), found
+    generic = "Write a docstring, then check your function with a few assert candidate(...) == ... lines."
+    template = "def check(candidate):\n    assert candidate("  # shared by every test suite: not a leak
+    assert leakage_findings([generic, template], tasks) == []
+
+
+def test_long_answer_leak_is_rejected_by_the_critic_and_the_export_screen():
+    from evolve.report.leakage import SplitInfo, findings
+
+    tasks = _humaneval_tasks()
+    leaked = "\n".join(tasks[5].target.strip().splitlines()[-2:])
+    edit = Edit(op="add", component="skill", target="tests", origin="llm", hypothesis="check the edge cases",
+                value={"description": "How to test the function.", "body": f"Known checks:\n{leaked}"})
+    parent = harness()
+    v = run(LeakageCritic(tasks).review(parent, apply_edits(parent, [edit]), [edit]))
+    assert not v.passed and "HumanEval/5's answer" in v.reason
+    assert any("HumanEval/5's answer" in f for f in findings(apply_edits(parent, [edit]), SplitInfo(tasks=tasks)))
