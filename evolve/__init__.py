@@ -3,7 +3,7 @@
 from evolve.errors import EvolveError
 from evolve.harness import Edit, Harness, apply_edits, save_harness
 from evolve.harness import load_harness as load_harness_document
-from evolve.runtime import Agent, AgentResult, load_harness
+from evolve.runtime import Agent, AgentResult, PromptExport, load_harness, load_prompt
 
 __version__ = "0.1.0"
 
@@ -13,9 +13,11 @@ __all__ = [
     "Edit",
     "EvolveError",
     "Harness",
+    "PromptExport",
     "__version__",
     "apply_edits",
     "load_harness",
     "load_harness_document",
+    "load_prompt",
     "save_harness",
 ]

@@ -7,9 +7,11 @@
     done = agent.run("Fix the failing test.", workspace="my-repo", model="hosted_vllm/...", api_base=...)
     done.workspace                                     # the agent's final copy of my-repo (my-repo is untouched)
 
-`load_harness` accepts a harness folder (`harness.yaml` ...), a JSON bundle (`evolve export --format
-json`) or a folder that holds one (`--format json|python`). A bundle's recorded version must match
-the content hash of what it holds, so an edited or corrupted bundle is refused.
+`load_harness` accepts a harness folder (`harness.yaml` ...; also what `evolve export --format skills`
+writes), a JSON bundle (`evolve export --format json`) or a folder that holds one (`--format
+json|python`). A bundle's recorded version must match the content hash of what it holds, so an
+edited or corrupted bundle is refused. `load_prompt` reads a `--format prompt` export: rendered text
+and messages, not a harness to run.
 """
 
 from __future__ import annotations
@@ -161,6 +163,9 @@ def load_harness(path: str | Path) -> Agent:
     path = Path(path).expanduser()
     bundle_path = _bundle_file(path)
     if bundle_path is None:
+        if _is_prompt_export(path):
+            raise HarnessError(f"{path}: a prompt export (rendered text): read it with evolve.load_prompt, or "
+                               "export --format json or skills for a harness to run")
         return Agent(load_document(path), source=str(path))
     harness = load_document(bundle_path)
     try:
@@ -173,3 +178,42 @@ def load_harness(path: str | Path) -> Agent:
                            f"{harness.version}; the bundle was modified after export")
     provenance = data.get("provenance", {}) if isinstance(data, dict) else {}
     return Agent(harness, source=str(bundle_path), provenance=provenance)
+
+
+def _is_prompt_export(path: Path) -> bool:
+    return path.is_dir() and (path / "prompt.md").is_file() and not (path / "system.md").is_file()
+
+
+@dataclass(frozen=True)
+class PromptExport:
+    """A `--format prompt` export read back: the messages before the task, and the settings beside them."""
+
+    prefix: list[dict[str, str]]
+    """The system message and the few-shot turns, in order."""
+    control: Any
+    """The control settings (`evolve.harness.Control`) from `harness.yaml`."""
+    tools: tuple[Any, ...] = ()
+    """The tools (`evolve.harness.Tool`) from `harness.yaml`; described in the prompt text."""
+
+    def messages(self, task: Any) -> list[dict[str, str]]:
+        """Chat messages for `task`: the prefix, then the task input as the last user message."""
+        return [*(dict(m) for m in self.prefix), {"role": "user", "content": _task_input(task)}]
+
+
+def load_prompt(path: str | Path) -> PromptExport:
+    """Read a prompt export folder: `prompt.md`, `messages.json` (few-shot turns) and `harness.yaml`."""
+    folder = Path(path).expanduser()
+    if not _is_prompt_export(folder):
+        raise HarnessError(f"{folder}: not a prompt export (expected a folder with prompt.md)")
+    settings = load_document(folder) if (folder / "harness.yaml").is_file() else Harness()  # settings, no text
+    turns_file = folder / "messages.json"
+    if turns_file.is_file():
+        try:
+            data = json.loads(turns_file.read_text(encoding="utf-8"))
+            prefix = [{"role": str(m["role"]), "content": str(m["content"])} for m in data["messages"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HarnessError(f"{turns_file}: not a messages file ({exc})") from None
+    else:
+        text = (folder / "prompt.md").read_text(encoding="utf-8")
+        prefix = [{"role": "system", "content": text[:-1] if text.endswith("\n") else text}]
+    return PromptExport(prefix=prefix, control=settings.control, tools=settings.tools)

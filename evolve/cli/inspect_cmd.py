@@ -16,7 +16,7 @@ from evolve.bench.trajectory import counts, render_text
 from evolve.cli.common import DbOption, JsonOption, console, open_store
 from evolve.errors import ConfigError, StoreError
 from evolve.harness import diff_harnesses, render_files
-from evolve.report.export import EXPORT_FORMATS, export_candidate
+from evolve.report.export import EXAMPLE_PLACEMENTS, EXPORT_FORMATS, convert_examples, export_candidate, export_notes
 from evolve.report.status import any_live, run_overview, run_panel, runs_table
 from evolve.report.text import print_diff
 from evolve.report.tree import (
@@ -194,17 +194,30 @@ def export_cmd(
     run: RunOption = None,
     allow_leaks: Annotated[bool, typer.Option("--allow-leaks", help="Export even if the leakage screen "
                                                                      "finds evolve-split content.")] = False,
+    examples_as: Annotated[str | None, typer.Option(
+        "--examples-as", help="Convert the few-shot placement: turns | system (exports a different harness than "
+                              "the one evaluated; default: keep it).")] = None,
     db: DbOption = None,
 ) -> None:
     """Export a candidate's harness for production use (after a leakage screen against the evolve split)."""
     if fmt not in EXPORT_FORMATS:
         raise ConfigError(f"unknown --format {fmt!r}; valid: {', '.join(EXPORT_FORMATS)}")
-    files, prov = export_candidate(open_store(db), candidate, fmt, out, run_id=run, allow_leaks=allow_leaks)
+    if examples_as is not None and examples_as not in EXAMPLE_PLACEMENTS:
+        raise ConfigError(f"--examples-as {examples_as!r} is unknown; valid: {', '.join(EXAMPLE_PLACEMENTS)}")
+    store = open_store(db)
+    files, prov = export_candidate(store, candidate, fmt, out, run_id=run, allow_leaks=allow_leaks,
+                                   examples_as=examples_as)
     findings = prov.leakage.get("findings") or []
     if findings:
         console.print(f"[yellow]exported despite {len(findings)} leakage finding(s) (--allow-leaks)[/]")
     console.print(f"wrote {len(files)} file(s) to {escape(str(out))} (harness {prov.version}, "
                   f"candidate {escape(str(prov.candidate_id))})")
+    if prov.evaluated_version:
+        console.print(f"[yellow]converted: examples as {examples_as}; the run evaluated harness "
+                      f"{prov.evaluated_version}, this export is {prov.version}[/]")
+    evaluated = store.get_harness(store.resolve_candidate(candidate, run).harness_hash)
+    for note in export_notes(convert_examples(evaluated, examples_as), fmt, out):
+        console.print(note, markup=False)
 
 
 def status(

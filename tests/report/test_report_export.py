@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -10,11 +11,13 @@ from pathlib import Path
 import pytest
 from lineage_fixture import EVOLVE_TASKS, LEAKED_ANSWER, RUN
 
-from evolve import Agent, load_harness
+from evolve import Agent, load_harness, load_prompt
 from evolve.backends import MockBackend
+from evolve.bench.task import Task
 from evolve.errors import HarnessError
+from evolve.harness import AnswerExtraction, Control, Example, Harness, Section, Skill, Tool
 from evolve.harness.io import parse_skill_md
-from evolve.report.export import export_candidate
+from evolve.report.export import EXPORT_FORMATS, export_candidate
 from evolve.report.leakage import LeakageError, SplitInfo, check_export, evolve_split
 
 
@@ -51,19 +54,100 @@ def test_skills_export_is_an_agent_skills_folder(fx, tmp_path):
     out = tmp_path / "skills"
     export_candidate(fx.store, "c3b", "skills", out)
     files = _files(out)
-    assert set(files) == {"skills/yes-no-questions/SKILL.md", "system.md", "provenance.json"}
+    assert set(files) == {"skills/yes-no-questions/SKILL.md", "system.md", "harness.yaml", "provenance.json"}
     skill = parse_skill_md(files["skills/yes-no-questions/SKILL.md"], "SKILL.md")
     assert skill["name"] == "yes-no-questions" and skill["description"] == "Use for yes/no questions."
     assert skill["body"].strip() == "Answer with exactly one word: yes or no."
     assert json.loads(files["provenance.json"])["version"] == fx.harnesses["c3b"].version
     assert "You answer short questions precisely." in files["system.md"]
     assert "yes-no-questions" not in files["system.md"]  # skills live in their own files
+    assert "samples: 3" in files["harness.yaml"]  # the control settings SKILL.md cannot hold
 
 
 def test_prompt_export_is_one_text(fx, tmp_path):
     export_candidate(fx.store, "c3b", "prompt", tmp_path / "p")
     text = (tmp_path / "p" / "prompt.md").read_text()
     assert "You answer short questions precisely." in text and "Answer with exactly one word" in text
+    assert not (tmp_path / "p" / "messages.json").exists()  # no few-shot turns to keep
+    with pytest.raises(HarnessError, match=r"a prompt export .*evolve\.load_prompt"):
+        load_harness(tmp_path / "p")
+
+
+EVALUATED = Harness(
+    name="evaluated",
+    system=(Section(name="role", text="You answer short questions precisely."),
+            Section(name="format", text="Reply with one word on the last line.")),
+    skills=(Skill(name="yes-no", description="Use for yes/no questions.", body="Answer yes or no."),),
+    examples=(Example(input="Is ice cold?", output="yes"),
+              Example(input="Is fire cold?", output="no", rationale="Fire is hot.")),
+    control=Control(temperature=0.4, max_tokens=48, samples=3, max_turns=2,
+                    answer=AnswerExtraction(mode="last_line")),
+    tools=(Tool(name="calc", description="Evaluates arithmetic.", implementation="builtin:calculator",
+                parameters={"type": "object", "properties": {"expression": {"type": "string"}}}),),
+)
+TASK = Task(id="t1", input="Is snow white?", target="yes")
+
+
+def _evaluated_messages(harness: Harness) -> list[dict[str, str]]:
+    """The messages the rollout runtime sends to the policy for TASK (what a run evaluates)."""
+    from evolve.bench.runtime import evaluate
+    from evolve.bench.verifiers import make_verifier
+
+    policy = MockBackend(default="yes")
+    asyncio.run(evaluate(harness, [TASK], policy, make_verifier("exact")))
+    sent = {tuple(tuple(sorted(m.items())) for m in r.messages) for r in policy.history}
+    assert len(sent) == 1, "every sample of the first turn sees the same messages"
+    return list(policy.history[0].messages)
+
+
+def _reload(fmt: str, out: Path) -> tuple[list[dict[str, str]], Control, tuple[Tool, ...]]:
+    """Load an export back the way its documentation says; its messages for TASK and its settings."""
+    if fmt == "prompt":
+        prompt = load_prompt(out)
+        return prompt.messages(TASK.input), prompt.control, prompt.tools
+    agent = load_harness(out)
+    return agent.messages(TASK.input), agent.harness.control, agent.harness.tools
+
+
+@pytest.mark.parametrize("placement", ["turns", "system"])
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_every_export_renders_the_messages_the_run_evaluated(fx, tmp_path, fmt, placement):
+    harness = EVALUATED.model_copy(update={"control": EVALUATED.control.model_copy(
+        update={"examples_as": placement})})
+    fx.store.add_candidate("ev", RUN, harness, parent_id="c3b", round=4, status="accepted", origin="llm")
+    out = tmp_path / fmt
+    export_candidate(fx.store, "ev", fmt, out)
+    messages, control, tools = _reload(fmt, out)
+    assert messages == _evaluated_messages(harness)
+    assert control == harness.control and tools == harness.tools  # nothing of the settings is lost
+    if fmt == "prompt":
+        assert (out / "messages.json").is_file() == (placement == "turns")
+        assert ("Is fire cold?" in (out / "prompt.md").read_text()) == (placement == "system")
+    if fmt == "python":
+        assert load_harness(out / "harness").harness == harness
+
+
+def test_export_cli_names_the_settings_file_and_converts_only_when_asked(fx, cli, tmp_path):
+    fx.store.add_candidate("ev", RUN, EVALUATED, parent_id="c3b", round=4, status="accepted", origin="llm")
+    kept = cli("export", "ev", "--run", RUN, "--format", "prompt", "--out", str(tmp_path / "kept"))
+    assert kept.exit_code == 0, kept.output
+    assert "prompt.md cannot express the control settings" in kept.output and "harness.yaml" in kept.output
+    assert "samples 3 (vote majority)" in kept.output and "tools calc" in kept.output
+    assert "are chat turns, as evaluated" in kept.output and "converted" not in kept.output
+    converted = cli("export", "ev", "--run", RUN, "--format", "prompt", "--examples-as", "system",
+                    "--out", str(tmp_path / "conv"))
+    assert converted.exit_code == 0, converted.output
+    assert f"the run evaluated harness {EVALUATED.version}" in converted.output
+    assert not (tmp_path / "conv" / "messages.json").exists()
+    assert "Is fire cold?" in (tmp_path / "conv" / "prompt.md").read_text()
+    bundle = cli("export", "ev", "--run", RUN, "--format", "json", "--examples-as", "system",
+                 "--out", str(tmp_path / "json"))
+    provenance = json.loads((tmp_path / "json" / "harness.json").read_text())["provenance"]
+    assert bundle.exit_code == 0 and provenance["evaluated_version"] == EVALUATED.version
+    assert "cannot express" not in bundle.output  # the bundle holds every setting
+    bad = cli("export", "ev", "--run", RUN, "--format", "prompt", "--examples-as", "inline",
+              "--out", str(tmp_path / "bad"))
+    assert bad.exit_code == 2 and "--examples-as 'inline' is unknown; valid: turns, system" in bad.output
 
 
 def test_python_export_runs_from_the_shell(fx, tmp_path):
