@@ -167,3 +167,22 @@ def test_short_real_judge_run_on_the_embedded_model(tmp_path):
     assert store.usage_by_role("e")["judge"]["tokens_out"] > 0
     assert summary["seed"]["test"]["n"] == 2
     store.close()
+
+
+def test_resume_takes_role_api_bases_again_and_stores_the_roles(tmp_path):
+    from engine_mocks import backends
+
+    db = str(tmp_path / "res.db")
+    policy, helper = backends()
+    api.run(db=db, run_id="m", policy=policy, helper=helper, benchmark="sentiment-products", rounds=1, budget=60,
+            report_limit=2, ood=[], evolve_batch=4, cache=False, proposer_model="hosted_vllm/prop",
+            proposer_api_base="http://user:secretpw1@127.0.0.1:9/v1")
+    store = LineageStore(db)
+    assert store.get_run("m")["config"]["proposer_api_base"] == "http://***@127.0.0.1:9/v1"
+    assert store.get_state("m", "roles")["proposer"]["api_base"] == "http://***@127.0.0.1:9/v1"
+    store.update_run("m", status="stopped")
+    policy, helper = backends()
+    api.resume("m", db=db, policy=policy, helper=helper, api_bases={"proposer": "http://127.0.0.1:8/v1"})
+    assert store.get_state("m", "roles")["proposer"]["api_base"] == "http://127.0.0.1:8/v1"
+    assert store.get_state("m", "roles")["critic"]["api_base"] == "http://127.0.0.1:8/v1"  # inherited
+    store.close()

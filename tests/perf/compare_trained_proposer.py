@@ -48,7 +48,7 @@ async def _judge(parts: Any, store: LineageStore, run_id: str, parent: Any, draf
             row["critic"] = None if verdict is None else verdict.passed
             if current is not None:
                 text = "\n".join(render_files(cand).values())
-                row["rubric"] = (await rubric.score(parts.helper, current, [text]))[0].score
+                row["rubric"] = (await rubric.score(parts.judge, current, [text]))[0].score
         rows.append(row)
     return rows
 
