@@ -20,8 +20,10 @@
   carry no free text of their own and pass the leakage screen first; they get the LLM review only
   when a critic model is set explicitly (`--critic-model`, which sets `review_operators`) or the
   preset asks for it. The reason: the default critic is the policy model, and the embedded 135M
-  model often writes no valid verdict; reviewing operator drafts with it and failing closed would
-  reject the very drafts that make the CPU default evolve at all.
+  model is no reviewer. Measured on 12 operator drafts for extract-city, its schema-constrained
+  replies were all valid and all `pass` with the reason "one sentence": the review costs model
+  time and tells nothing, and failing closed on a model without constrained output would reject
+  the very drafts that make the CPU default evolve at all.
 - `CriticChain`: runs critics in order and stops at the first rejection.
 """
 
