@@ -217,7 +217,7 @@ def export_cmd(
                       f"{prov.evaluated_version}, this export is {prov.version}[/]")
     evaluated = store.get_harness(store.resolve_candidate(candidate, run).harness_hash)
     for note in export_notes(convert_examples(evaluated, examples_as), fmt, out):
-        console.print(note, markup=False)
+        console.print(note, markup=False, soft_wrap=True)  # not wrapped: paths stay whole
 
 
 def status(

@@ -102,7 +102,8 @@ def test_each_role_talks_to_its_own_server_and_the_policy_to_none(tmp_path):
     store.close()
     for args in (["status", "r", "--db", db], ["show", "best", "--run", "r", "--db", db]):
         shown = runner.invoke(app, args, env={"COLUMNS": "300"})
-        assert shown.exit_code == 0 and "proposer hosted_vllm/prop @ " + proposer.api_base in shown.output
+        text = " ".join(shown.output.split())  # however the terminal wrapped it
+        assert shown.exit_code == 0 and "proposer hosted_vllm/prop @ " + proposer.api_base in text
     report = tmp_path / "report.html"
     assert runner.invoke(app, ["report", "r", "--out", str(report), "--db", db]).exit_code == 0
     assert "judge hosted_vllm/judg" in report.read_text(encoding="utf-8")
