@@ -35,7 +35,7 @@ def cli(fx: Fixture, monkeypatch: pytest.MonkeyPatch):
     from evolve.cli.app import app
     from evolve.report.text import console
 
-    monkeypatch.setattr(console, "width", 240)
+    monkeypatch.setattr(console, "_width", 240)  # restored to None after: later tests read COLUMNS again
 
     def invoke(*args: str, db: bool = True):
         result = CliRunner().invoke(app, [*args, *(["--db", fx.db_url] if db else [])])
