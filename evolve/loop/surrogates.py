@@ -39,7 +39,8 @@ async def screen(ctx: RoundContext, cands: list[Cand]) -> list[Cand]:
     rubric_scores = await _rubric_scores(ctx, cands, texts) if use_rubric else None
     learned_scores = _learned_scores(ctx, cands, texts) if sur.learned else None
     chosen = rank_drafts(len(cands), k, rubric_scores=rubric_scores, rubric_agreement=st.rubric_agreement,
-                         learned_scores=learned_scores, groups=[c.origin for c in cands])
+                         learned_scores=learned_scores,
+                         groups=["llm" if c.origin == "llm" else "operators" for c in cands])
     ranked = [cands[i] for i in chosen.order]
     for rank, c in enumerate(ranked[k:], start=k + 1):
         ctx.store.update_candidate(c.id, status="rejected_acceptance",

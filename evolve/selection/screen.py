@@ -5,8 +5,9 @@ top k. The rubric is trusted while it has no evidence against it (no alignment m
 a positive one) and while it separates the drafts at all; a small judge model often marks every
 criterion met, and then its scores carry no information. Otherwise the learned surrogate ranks;
 when both are usable, the rubric ranks and the learned surrogate breaks its ties. Without any
-usable score, drafts are taken round-robin over their sources (`groups`, e.g. the LLM proposer and
-each operator) in proposal order, so that no single source fills every oracle slot.
+usable score, drafts are taken round-robin over their sources (`groups`: the LLM proposer and the
+operators) in proposal order, so that neither fills every oracle slot and each keeps its own
+priorities (the operators put their few-shot draws first).
 """
 
 from __future__ import annotations
