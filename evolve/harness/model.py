@@ -283,6 +283,13 @@ class Harness(_Strict):
     _system_prompt: dict[Any, tuple[int, str]] = PrivateAttr(default_factory=dict)
     """Rendered system prompts per variant: {variant: (id of the harness it was rendered for, text)}."""
 
+    def __copy__(self) -> Harness:
+        """A shallow copy (what `model_copy` makes) with its own, empty render cache: a shared cache
+        would serve one copy's rendering to another copy that later reuses its memory address."""
+        copied = super().__copy__()
+        copied._system_prompt = {}
+        return copied
+
     def __eq__(self, other: object) -> bool:
         """Equal when every field is equal; the private render cache takes no part."""
         if not isinstance(other, Harness):

@@ -245,3 +245,17 @@ def test_rendering_does_not_change_equality(harness: Harness) -> None:
     prompt = system_prompt(harness)
     assert harness == twin and twin == harness
     assert system_prompt(twin) == prompt
+
+
+def test_copies_render_their_own_system_prompt() -> None:
+    """Copies never share a render cache: a copy that reuses a freed copy's address would read its text."""
+    from evolve.harness import Control, Example, Section
+
+    base = Harness(system=(Section(name="role", text="Answer."),), examples=(Example(input="a", output="b"),),
+                   control=Control(examples_as="turns"))
+    system_prompt(base)
+    for _ in range(200):  # freed copies' addresses are reused by later ones
+        for placement in ("turns", "system"):
+            copy = base.model_copy(update={"control": Control(examples_as=placement)})
+            assert copy._system_prompt is not base._system_prompt
+            assert ("Input: a" in system_prompt(copy)) == (placement == "system")
