@@ -19,6 +19,7 @@ from evolve.errors import BudgetExhausted
 from evolve.loop import ablation, allocation, drafting, steps, surrogates
 from evolve.loop.context import Progress, RoundContext
 from evolve.loop.final import final_report
+from evolve.loop.heartbeat import Heartbeat
 from evolve.loop.oracle import Oracle, summarize
 from evolve.loop.rounds import round_record
 from evolve.loop.setup import RunParts
@@ -37,6 +38,10 @@ class Engine:
 
     async def run(self) -> dict[str, Any]:
         """Run the remaining rounds, then the final seed-vs-best report; return the summary."""
+        with Heartbeat(lambda: self.store.heartbeat(self.run_id)):
+            return await self._run()
+
+    async def _run(self) -> dict[str, Any]:
         state = self._load_state()
         ledger = Budget(self.parts.selection.budgets, spent=state.budget_spent)
         oracle = Oracle(self.store, self.run_id, self.parts.policy, trials=self.parts.trials, seed=self.cfg.seed,
