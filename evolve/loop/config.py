@@ -77,6 +77,9 @@ class LoopConfig(BaseModel):
     critic_on_error: Literal["reject", "pass"] = "reject"
     """What the LLM review decides when the critic model gives no valid verdict (call failed, reply
     invalid after the repairs): `reject` (fail closed) or `pass` (fail open). Recorded with the critique."""
+    critic_repair: bool = True
+    """A model-written draft the critic rejects goes back to the proposer once with the reason; the
+    revision is reviewed again (see evolve/loop/repair.py)."""
     leakage_ngram: int = Field(6, ge=2, le=20)
     """Word n-gram size of the leakage screen."""
     denylist: list[str] = Field(default_factory=list)

@@ -318,6 +318,26 @@ class LLMProposer:
                     x.error = str(exc)
         return [self._draft(x) for x in exchanges]
 
+    async def repair(self, draft: Draft, reason: str, incumbent: Harness, budget: int,
+                     seed: int) -> tuple[Draft, int]:
+        """One revision of a critic-rejected draft (`proposers/critic_repair.md.j2` with the critic's
+        reason), validated like a first reply but not repaired again. Returns the revised draft (with
+        `error` and no edits when the reply is unusable) and the tokens the call used."""
+        text = render_prompt("critic_repair.md.j2", self.template_dir, reason=reason, budget=budget).strip()
+        messages = [*draft.messages, {"role": "assistant", "content": draft.reply}, {"role": "user", "content": text}]
+        x = _Exchange(messages, seed)
+        [completion] = await self.backend.complete([self._request(x, budget)])
+        edits, error = [], None
+        if not completion.ok:
+            error = f"proposer call failed: {completion.error}"
+        else:
+            try:
+                edits = validate_reply(completion.text, incumbent, budget)
+            except (EditError, ValueError) as exc:
+                error = f"invalid repair: {exc}"
+        return (Draft(edits=edits, origin="llm", messages=messages, reply=completion.text, error=error),
+                completion.usage.total)
+
     @staticmethod
     def _draft(x: _Exchange) -> Draft:
         error = None

@@ -148,6 +148,37 @@ class CheatingProposer:
         return MockBackend(self)
 
 
+REPAIR_REQUEST = "The critic rejected these edits"
+
+
+class LeakThenRepair:
+    """First draft: the format section plus a lookup line copied from the evidence; asked to repair
+    (`fix`): the format section alone, otherwise the same leak again. `repair_requests` counts them."""
+
+    def __init__(self, fix: bool) -> None:
+        self.fix = fix
+        self.repair_requests = 0
+
+    def __call__(self, request: Request) -> str:
+        if request.role == "critic":
+            return json.dumps({"verdict": "pass", "reason": "looks reusable"})
+        if request.role != "proposer":
+            return "{}"
+        fmt = edit("add", "system", "answer-format", FORMAT_TEXT, "a strict one-word format makes answers parse")
+        pairs = CheatingProposer._pairs(section(prompt_text(request), "Evidence"))
+        shown = pairs[:2]
+        if REPAIR_REQUEST in request.messages[-1]["content"]:
+            self.repair_requests += 1
+            if self.fix:
+                return json.dumps({"edits": [fmt]})
+            shown = pairs[2:4]
+        leak = edit("add", "system", "seen", "\n".join(f"{i} => {a}" for i, a in shown), "remember these")
+        return json.dumps({"edits": [fmt, leak]})
+
+    def backend(self) -> MockBackend:
+        return MockBackend(self)
+
+
 def truth_policy(answers: dict[str, str], biased_to: str, rule_label: str, *, hit: int = 4):
     """A policy that knows `answers` (input -> label) but answers unparsably without a format rule,
     and without a rule for `rule_label` (`answer <rule_label> when`) answers `biased_to` on the
@@ -183,12 +214,12 @@ def all_answers(*names: str) -> dict[str, str]:
     return answers
 
 
-def scripted_run(db: str, proposer: Any, run_id: str = "r", **extra: Any) -> dict[str, Any]:
+def scripted_run(db: str, scripted: Any, run_id: str = "r", **extra: Any) -> dict[str, Any]:
     """A run of `truth_policy` (biased to `positive`, blind to `negative` without its rule)."""
     from evolve import api
 
     policy = MockBackend(truth_policy(all_answers(BENCHMARK, "sentiment-restaurants"), "positive", "negative"))
-    return api.run(db=db, run_id=run_id, policy=policy, helper=proposer.backend(), **{**RUN, **extra})
+    return api.run(db=db, run_id=run_id, policy=policy, helper=scripted.backend(), **{**RUN, **extra})
 
 
 def run_table(db: str, summary: dict[str, Any], run_id: str = "r") -> dict[str, Any]:
@@ -201,6 +232,7 @@ def run_table(db: str, summary: dict[str, Any], run_id: str = "r") -> dict[str, 
     return {
         "edits_proposed": sum(len(store.edits(c.id)) for c in llm),
         "critic_rejected": len(rejected),
+        "critic_repairs": sum(bool(c.meta.get("repair_of")) for c in llm),
         "accepted": sum(c.status == "accepted" for c in llm),
         "rollouts_on_rejected": sum(len(store.rollouts(run_id, harness_hash=c.harness_hash)) for c in rejected),
         "dS_test": summary["best"]["test"]["score"] - summary["seed"]["test"]["score"],

@@ -71,8 +71,9 @@ def test_cheating_edits_are_rejected_by_the_leakage_screen_at_zero_rollouts(tmp_
     store = LineageStore(db)
     llm = [c for c in store.candidates("r") if c.origin == "llm"]
     assert table["accepted"] == 0 and table["critic_rejected"] >= 4 and table["rollouts_on_rejected"] == 0
-    assert all(c.status == "rejected_critic" for c in llm)
-    kinds = {store.critiques(c.id)[-1]["kind"] for c in llm}
+    assert all(c.status in ("rejected_critic", "rejected_invalid") for c in llm)
+    assert all(not store.rollouts("r", harness_hash=c.harness_hash) for c in llm if c.status == "rejected_critic")
+    kinds = {x["kind"] for c in llm for x in store.critiques(c.id)[-1:]}
     assert kinds <= {"leakage", "novelty"}
     reasons = " ".join(c.reason for c in llm)
     assert "copies evolve task" in reasons and "denylist" in reasons
