@@ -115,6 +115,11 @@ def show(
         console.print(line, markup=False)
     _table("edits", ["#", "op", "component", "target", "hypothesis"],
            [[str(e["position"]), e["op"], e["component"], str(e["target"] or ""), e["hypothesis"]] for e in edits])
+    reasoning = (c.meta or {}).get("reasoning") or []
+    if reasoning:
+        _table("edit reasoning", ["#", "failure cluster", "expected effect", "specificity risk"],
+               [[str(i), r.get("target_failure_cluster", ""), r.get("expected_effect", ""),
+                 r.get("specificity_risk", "")] for i, r in enumerate(reasoning)])
     _table("critiques", ["kind", "verdict", "reason"], [[x["kind"], x["verdict"], x["reason"]] for x in crits])
     _table("decisions", ["kind", "accepted", "reason", "statistics"],
            [[d["kind"], str(d["accepted"]), d["reason"], _stats(d["stats"])] for d in decs])

@@ -16,6 +16,7 @@ from typing import Any
 from evolve.errors import EditError
 from evolve.harness import Harness, apply_edits
 from evolve.loop.context import Cand, RoundContext
+from evolve.loop.drafting import draft_meta
 from evolve.loop.proposer import Draft
 
 NOT_REPAIRED = ("llm-unavailable",)
@@ -42,8 +43,7 @@ async def revise(ctx: RoundContext, incumbent: Harness, cand: Cand, reason: str,
     status = "pending" if error is None else "rejected_invalid"
     ctx.store.add_candidate(rid, ctx.run_id, harness or incumbent, parent_id=ctx.state.incumbent_id, round=ctx.t,
                             slot=cand.slot, status=status, origin="llm", edits=draft.edits,
-                            meta={"proposal": {"messages": draft.messages, "reply": draft.reply}, "budget": budget,
-                                  "repair_of": cand.id, "critic_reason": reason})
+                            meta=draft_meta(draft, budget, repair_of=cand.id, critic_reason=reason))
     note(ctx, cand.id, {"candidate": rid, "critic_reason": reason,
                         "outcome": "pending review" if error is None else error})
     if error is not None:
