@@ -33,8 +33,17 @@ async def analyse(ctx: RoundContext, incumbent: Harness) -> Analysis:
                                         candidate_id=ctx.state.incumbent_id)
     loop = ctx.loop
     evidence = analyst.digest(records, {task.id: task for task in batch}, n_fail=loop.n_fail,
-                              n_success=loop.n_success, max_chars=loop.evidence_chars, rng=rng)
+                              n_success=loop.n_success, max_chars=loop.evidence_chars, rng=rng,
+                              open_problems=open_problems(ctx))
     return Analysis(evidence, batch, records)
+
+
+def open_problems(ctx: RoundContext) -> list[str]:
+    """The optimization memory's open problems, one short line each (none without memory)."""
+    if not (ctx.loop.memory and ctx.state.memory):
+        return []
+    return [f"[{p.label}] {p.description} ({len(p.attempts)} attempt(s))"
+            for p in Memory.model_validate(ctx.state.memory).open_problems()]
 
 
 def edit_budget(ctx: RoundContext) -> int:
