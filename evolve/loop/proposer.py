@@ -219,11 +219,9 @@ def reply_reasoning(text: str, n: int) -> list[EditReasoning]:
 
 
 def _check_tools(edits: list[Edit]) -> None:
+    """A tool's parameters must be a JSON schema object. Which implementations a run admits is the
+    tool critic's check (it knows the run's registry); the schema offers only the allow-listed ones."""
     for position, e in enumerate(edits, start=1):
-        impl = e.value.get("implementation") if e.component == "tool" and isinstance(e.value, dict) else None
-        if impl is not None and impl not in TOOL_IMPLEMENTATIONS:
-            raise EditError(f"edit {position}: tool implementation {impl!r} is not allowed; choose from "
-                            f"{', '.join(TOOL_IMPLEMENTATIONS)}")
         params = e.value.get("parameters") if e.component == "tool" and isinstance(e.value, dict) else None
         if params is not None and not isinstance(params, dict):
             raise EditError(f"edit {position}: a tool's parameters must be a JSON schema object")

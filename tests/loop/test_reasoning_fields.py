@@ -13,9 +13,10 @@ from scripted import CompetentProposer, scripted_run
 from typer.testing import CliRunner
 
 from evolve.backends.mock import MockBackend
+from evolve.bench.tools import ToolRegistry
 from evolve.cli import app
 from evolve.errors import EditError
-from evolve.harness import load_harness
+from evolve.harness import apply_edits, load_harness
 from evolve.loop.proposer import (
     REASON_FIELDS,
     TOOL_IMPLEMENTATIONS,
@@ -26,6 +27,7 @@ from evolve.loop.proposer import (
     reply_reasoning,
     validate_reply,
 )
+from evolve.loop.tool_critic import ToolCritic
 from evolve.paths import data_dir
 from evolve.store import LineageStore
 
@@ -66,9 +68,10 @@ def test_a_tool_edit_carries_its_parameters_and_only_an_allow_listed_implementat
     [edit] = validate_reply(json.dumps({"edits": [{"op": "add", "component": "tool", "target": "find-text",
                                                     "value": tool, "hypothesis": "searching is faster"}]}), agent, 1)
     assert edit.value["parameters"] == params
-    with pytest.raises(EditError, match="implementation 'python:os:system' is not allowed"):
-        validate_reply(json.dumps({"edits": [{"op": "add", "component": "tool", "target": "x", "hypothesis": "",
-                                              "value": {**tool, "implementation": "python:os:system"}}]}), agent, 1)
+    named = validate_reply(json.dumps({"edits": [{"op": "add", "component": "tool", "target": "x", "hypothesis": "",
+                                                  "value": {**tool, "implementation": "python:os:system"}}]}), agent, 1)
+    verdict = asyncio.run(ToolCritic(ToolRegistry()).review(agent, apply_edits(agent, named), named))
+    assert not verdict.passed and "python:os:system" in verdict.reason, "code the proposer names is rejected"
     with pytest.raises(EditError, match="parameters must be a JSON schema object"):
         validate_reply(json.dumps({"edits": [{"op": "replace", "component": "tool", "target": "read-file",
                                               "hypothesis": "", "value": {"parameters": "path"}}]}), agent, 1)
