@@ -6,7 +6,8 @@ so the lineage keeps both: the rejected draft with its critique, and the revisio
 edits, critiques and, if it passes, rollouts. The rejected candidate's meta records the repair and
 its outcome. There is no second repair: a revision the critic rejects stays rejected. Rejections
 because the critic model gave no verdict (`llm-unavailable`) are not repaired, and neither are
-operator drafts (they have no proposer exchange to continue).
+operator drafts (they have no proposer exchange to continue), nor drafts once the proposer's token
+budget is spent; the repair's tokens are charged to it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ NOT_REPAIRED = ("llm-unavailable",)
 
 def repairable(ctx: RoundContext, cand: Cand, kind: str) -> bool:
     return (ctx.loop.critic_repair and ctx.parts.proposer is not None and cand.origin == "llm"
-            and kind not in NOT_REPAIRED and not cand.meta.get("repair_of"))
+            and kind not in NOT_REPAIRED and not cand.meta.get("repair_of")
+            and ctx.ledger.can_afford("proposer_tokens", 1))
 
 
 async def revise(ctx: RoundContext, incumbent: Harness, cand: Cand, reason: str,
