@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolve.errors import ConfigError, describe_validation
+from evolve.loop.model_budgets import ModelProfile
 from evolve.yamlfile import read_mapping
 
 DEFAULT_BENCHMARK = "extract-city"
@@ -64,6 +65,9 @@ class RunConfig(BaseModel):
     """Concurrent model requests."""
     report_limit: int | None = Field(None, ge=1)
     """Cap on tasks per split in the final seed-vs-best report (None: whole splits)."""
+    profile: ModelProfile | None = None
+    """The proposer model's limits where litellm's model map does not know it (`context_tokens`,
+    `max_output_tokens`); the proposer budgets derive from it (evolve/loop/model_budgets.py)."""
     proposer: dict[str, Any] = Field(default_factory=dict)
     """Overrides of the proposer preset (dotted keys allowed)."""
     selection: dict[str, Any] = Field(default_factory=dict)

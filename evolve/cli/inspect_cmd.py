@@ -111,8 +111,15 @@ def show(
         console.print(scores, markup=False)
     if c.reason:
         console.print(f"reason: {c.reason}", markup=False)
+    for line in repair_lines(c.meta or {}):
+        console.print(line, markup=False)
     _table("edits", ["#", "op", "component", "target", "hypothesis"],
            [[str(e["position"]), e["op"], e["component"], str(e["target"] or ""), e["hypothesis"]] for e in edits])
+    reasoning = (c.meta or {}).get("reasoning") or []
+    if reasoning:
+        _table("edit reasoning", ["#", "failure cluster", "expected effect", "specificity risk"],
+               [[str(i), r.get("target_failure_cluster", ""), r.get("expected_effect", ""),
+                 r.get("specificity_risk", "")] for i, r in enumerate(reasoning)])
     _table("critiques", ["kind", "verdict", "reason"], [[x["kind"], x["verdict"], x["reason"]] for x in crits])
     _table("decisions", ["kind", "accepted", "reason", "statistics"],
            [[d["kind"], str(d["accepted"]), d["reason"], _stats(d["stats"])] for d in decs])
@@ -123,6 +130,17 @@ def show(
     for rel, text in render_files(harness).items():
         console.print(rel, style="bold", markup=False)
         console.print(text, markup=False, highlight=False)
+
+
+def repair_lines(meta: dict[str, Any]) -> list[str]:
+    """The critic repair of a candidate: the revision it got, or the draft it revises."""
+    lines = []
+    repair = meta.get("repair")
+    if repair:
+        lines.append(f"critic repair: revised as {repair.get('candidate')}: {repair.get('outcome', '')}")
+    if meta.get("repair_of"):
+        lines.append(f"revision of {meta['repair_of']} after the critic's reason: {meta.get('critic_reason', '')}")
+    return lines
 
 
 def _rollout_of(store: LineageStore, ref: str, task_id: str, run: str | None, split: str | None,

@@ -4,8 +4,11 @@ Evidence has the score, parse and error rates, for label tasks the per-gold-labe
 what each label was mistaken for, the prediction distribution, and a few sampled failures and
 successes (input, expected, got, error). For multi-turn rollouts a sample also carries the
 trajectory's decisive steps (failed tool calls, a hit limit, the last actions) and the verifier's
-own output (a failing assertion, a file diff). It is rendered into the proposer's context only: the
-critic rejects any edit that copies evolve-split inputs or answers into a harness.
+own output (a failing assertion, a file diff). Failures are also grouped into clusters by what went
+wrong (clusters.py), the largest clusters get a contrast pair (a failure beside a comparable
+success), and the optimization memory's open problems are listed. Everything fits `max_chars`: the
+parts give way in a fixed order (see `Evidence.render`). It is rendered into the proposer's context
+only: the critic rejects any edit that copies evolve-split inputs or answers into a harness.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolve.bench.trajectory import counts, decisive_steps, verifier_detail
+from evolve.loop.clusters import Cluster, clusters, contrast_ids
 from evolve.loop.prompts import render_prompt
 
 SUCCESS = 0.5
@@ -40,6 +44,15 @@ class Sample(BaseModel):
     """Decisive steps of a multi-turn trajectory (empty for single-turn rollouts)."""
     verifier: str = ""
     """The verifier's own output of a multi-turn rollout (failing assertion, diff)."""
+
+
+class ContrastPair(BaseModel):
+    """A failure beside a success on a task with the same gold answer or a similar input."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failure: Sample
+    success: Sample
 
 
 class LabelStat(BaseModel):
@@ -77,20 +90,32 @@ class Evidence(BaseModel):
     """Most frequent predictions and their counts (the rest under `(other)`)."""
     failures: list[Sample] = Field(default_factory=list)
     successes: list[Sample] = Field(default_factory=list)
+    clusters: list[Cluster] = Field(default_factory=list)
+    """Failures grouped by what went wrong, largest first (see clusters.py)."""
+    contrasts: list[ContrastPair] = Field(default_factory=list)
+    """Failures of the largest clusters beside a comparable success."""
+    open_problems: list[str] = Field(default_factory=list)
+    """The optimization memory's open problems (one line each)."""
     max_chars: int = 3000
     """Upper bound of `render()`."""
 
     def render(self) -> str:
-        """The evidence as text for the proposer, at most `max_chars` characters."""
-        failures, successes = list(self.failures), list(self.successes)
+        """The evidence as text for the proposer, at most `max_chars` characters. Parts give way in
+        this order until it fits: successes, contrast pairs, failures but one, open problems, the last
+        failure, clusters; then the text is cut."""
+        parts = {"successes": list(self.successes), "contrasts": list(self.contrasts),
+                 "failures": list(self.failures), "open_problems": list(self.open_problems),
+                 "clusters": list(self.clusters)}
+        order = [("successes", 0), ("contrasts", 0), ("failures", 1), ("open_problems", 0), ("failures", 0),
+                 ("clusters", 0)]
         while True:
-            text = render_prompt("evidence.md.j2", ev=self, failures=failures, successes=successes).strip()
-            if len(text) <= self.max_chars or not (failures or successes):
+            text = render_prompt("evidence.md.j2", ev=self, **parts).strip()
+            if len(text) <= self.max_chars:
+                return text
+            name = next((k for k, keep in order if len(parts[k]) > keep), None)
+            if name is None:
                 return text[: self.max_chars]
-            if len(successes) >= len(failures) and successes:
-                successes.pop()
-            else:
-                failures.pop()
+            parts[name].pop()
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -98,16 +123,23 @@ def _clip(text: Any, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def _detail(result: Any) -> str:
+    """The verifier's message of a rollout, unless it only restates the expected answer."""
+    text = verifier_detail(getattr(result, "trajectory", None))
+    return "" if text == "match" or text.startswith("expected ") else text
+
+
 def _sample(result: Any, task: Any) -> Sample:
     got = result.prediction if result.prediction is not None else ""
     trajectory = getattr(result, "trajectory", None)
     turns, calls = counts(trajectory)
     agentic = turns > 1 or calls > 0
+    failed = float(result.reward) < SUCCESS
     return Sample(task_id=result.task_id, input=_clip(task.input, _CLIP["input"]),
                   expected=_clip(task.target, _CLIP["expected"]), got=_clip(got, _CLIP["got"]) or "(nothing)",
                   reward=float(result.reward), error=_clip(result.error, _CLIP["error"]) or None,
                   steps=decisive_steps(trajectory) if agentic else [],
-                  verifier=_clip(verifier_detail(trajectory), _CLIP["verifier"]) if agentic else "")
+                  verifier=_clip(_detail(result), _CLIP["verifier"]) if agentic or failed else "")
 
 
 def _pick(results: list[Any], tasks: Mapping[str, Any], n: int, rng: random.Random) -> list[Sample]:
@@ -157,7 +189,8 @@ def _distribution(results: list[Any], top: int = 8) -> dict[str, int]:
 
 
 def digest(results: Sequence[Any], tasks: Mapping[str, Any], *, n_fail: int = 6, n_success: int = 3,
-           max_chars: int = 3000, rng: random.Random | None = None) -> Evidence:
+           max_chars: int = 3000, rng: random.Random | None = None,
+           open_problems: Sequence[str] = ()) -> Evidence:
     """Digest rollout results (objects with task_id, trial, reward, prediction, parsed, error) of
     tasks (`tasks[task_id]` with input, target, labels) into an Evidence package.
 
@@ -170,6 +203,13 @@ def digest(results: Sequence[Any], tasks: Mapping[str, Any], *, n_fail: int = 6,
     n = len(ordered)
     failures = [r for r in ordered if r.reward < SUCCESS]
     successes = [r for r in ordered if r.reward >= SUCCESS]
+    found = clusters(failures, tasks, _detail)
+    by_task = {}
+    for r in failures:
+        by_task.setdefault(r.task_id, r)
+    pairs = [ContrastPair(failure=_sample(by_task[f], tasks[f]), success=_sample(ok, tasks[s]))
+             for f, s in contrast_ids(found, successes, tasks)
+             for ok in [next(r for r in successes if r.task_id == s)]]
     return Evidence(
         n=n,
         score=sum(float(r.reward) for r in ordered) / n,
@@ -179,5 +219,6 @@ def digest(results: Sequence[Any], tasks: Mapping[str, Any], *, n_fail: int = 6,
         predictions=_distribution(ordered),
         failures=_pick(failures, tasks, n_fail, rng),
         successes=_pick(successes, tasks, n_success, rng),
+        clusters=found, contrasts=pairs, open_problems=list(open_problems),
         max_chars=max_chars,
     )

@@ -77,6 +77,9 @@ class LoopConfig(BaseModel):
     critic_on_error: Literal["reject", "pass"] = "reject"
     """What the LLM review decides when the critic model gives no valid verdict (call failed, reply
     invalid after the repairs): `reject` (fail closed) or `pass` (fail open). Recorded with the critique."""
+    critic_repair: bool = True
+    """A model-written draft the critic rejects goes back to the proposer once with the reason; the
+    revision is reviewed again (see evolve/loop/repair.py)."""
     leakage_ngram: int = Field(6, ge=2, le=20)
     """Word n-gram size of the leakage screen."""
     denylist: list[str] = Field(default_factory=list)
@@ -89,19 +92,19 @@ class LoopConfig(BaseModel):
     """Optimization memory of open/resolved problems in the proposer's context."""
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     """Sampling temperature of the proposer model."""
-    proposer_max_tokens: int = Field(512, ge=16, le=16384)
-    """Most tokens of one proposer reply."""
-    context_chars: int | None = Field(6000, ge=1000)
-    """Upper bound of the proposer prompt in characters (history, memory, evidence shrink to fit);
-    6000 suits a 2048-token context such as the embedded model's. None: no bound."""
+    proposer_max_tokens: int | None = Field(None, ge=16, le=16384)
+    """Most tokens of one proposer reply (None: from the proposer model, see model_budgets.py)."""
+    context_chars: int | None = Field(None, ge=1000)
+    """Upper bound of the proposer prompt in characters (history, memory, evidence shrink to fit).
+    None: from the proposer model (6000 for the embedded model's 2048-token context)."""
     max_repairs: int = Field(2, ge=0, le=10)
     """Repair attempts for an invalid proposer or critic reply."""
     n_fail: int = Field(6, ge=0)
     """Failures shown to the proposer."""
     n_success: int = Field(3, ge=0)
     """Successes shown to the proposer."""
-    evidence_chars: int = Field(3000, ge=200)
-    """Upper bound of the evidence text."""
+    evidence_chars: int | None = Field(None, ge=200)
+    """Upper bound of the evidence text (None: from the proposer model)."""
     template_dir: str | None = None
     """Folder overriding the shipped proposer templates (any subset of them)."""
 

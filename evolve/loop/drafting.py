@@ -102,7 +102,7 @@ def register(ctx: RoundContext, incumbent: Harness, drafts: list[Any], b_t: int)
                                                     else "rejected_critic")
         ctx.store.add_candidate(cid, ctx.run_id, harness or incumbent, parent_id=st.incumbent_id, round=ctx.t,
                                 slot=slot, status=status, origin=d.origin, edits=edits,
-                                meta={"proposal": {"messages": d.messages, "reply": d.reply}, "budget": b_t})
+                                meta=draft_meta(d, b_t))
         if d.origin == "llm":
             st.llm_valid.append(reason is None or not reason.startswith("invalid"))
         if reason is not None:
@@ -116,6 +116,16 @@ def register(ctx: RoundContext, incumbent: Harness, drafts: list[Any], b_t: int)
         ctx.progress({"event": "candidate", "round": ctx.t, "id": cid, "origin": d.origin})
     _check_proposer(ctx)
     return pending
+
+
+def draft_meta(d: Any, b_t: int, **extra: Any) -> dict[str, Any]:
+    """A draft's candidate meta: the proposer exchange, the edit budget and, when the model gave
+    them, the per-edit reasoning fields (failure cluster, expected effect, specificity risk)."""
+    meta = {"proposal": {"messages": d.messages, "reply": d.reply}, "budget": b_t, **extra}
+    reasoning = [r.model_dump() for r in getattr(d, "reasoning", [])]
+    if reasoning:
+        meta["reasoning"] = reasoning
+    return meta
 
 
 def _check_proposer(ctx: RoundContext) -> None:

@@ -50,7 +50,10 @@ class Oracle:
     def _load(self, version: str, benchmark: str, split: str) -> None:
         if (version, benchmark, split) in self._loaded:
             return
-        for r in self.store.rollouts(self.run_id, harness_hash=version, split=split, benchmark=benchmark):
+        # the analyst digests evolve-split trajectories (verifier detail, decisive steps): a resumed run
+        # must see them as the uninterrupted run did
+        for r in self.store.rollouts(self.run_id, harness_hash=version, split=split, benchmark=benchmark,
+                                     with_trajectory=split == "evolve"):
             self._memo[r.key] = r
         self._loaded.add((version, benchmark, split))
 

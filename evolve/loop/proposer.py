@@ -32,11 +32,30 @@ SINGLE_TURN_FIELDS = tuple(f for f in CONTROL_FIELDS if f.split(".")[0] not in L
 _TEXT = {"type": "string"}
 
 
+REASON_FIELDS = ("target_failure_cluster", "expected_effect", "specificity_risk")
+"""Optional reasoning fields of an edit beside its hypothesis (stored in the candidate's meta)."""
+TOOL_IMPLEMENTATIONS = tuple(f"builtin:{name}" for name in BUILTIN_TOOLS if name != "bash")
+"""The tool implementations a proposer may choose from (it never names code)."""
+
+
+def _tool_value() -> dict[str, Any]:
+    return {"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 64}, "description": _TEXT,
+        "parameters": {"type": "object"}, "implementation": {"type": "string", "enum": list(TOOL_IMPLEMENTATIONS)}},
+        "required": ["name", "description", "implementation"]}
+
+
 @cache
-def edits_schema(budget: int = 3) -> dict[str, Any]:
+def edits_schema(budget: int = 3, tools: bool = False) -> dict[str, Any]:
     """JSON schema of a proposer reply with at most `budget` edits (one schema per budget, so a
     backend builds each grammar once). Short fields have a length bound so a weak model cannot ramble
-    there; long text is bounded by max_tokens (a long maxLength makes llama.cpp grammars crash)."""
+    there; long text is bounded by max_tokens (a long maxLength makes llama.cpp grammars crash).
+    The reasoning fields are optional; with `tools` a value may also be a tool object whose
+    `parameters` is a JSON schema and whose implementation is one of the allow-listed ones."""
+    values: list[dict[str, Any]] = [_TEXT, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
+                                    {"type": "object", "additionalProperties": _TEXT}]
+    if tools:
+        values.append(_tool_value())
     return {
         "type": "object",
         "properties": {
@@ -50,9 +69,9 @@ def edits_schema(budget: int = 3) -> dict[str, Any]:
                         "op": {"type": "string", "enum": ["add", "replace", "remove", "set"]},
                         "component": {"type": "string", "enum": list(COMPONENTS)},
                         "target": {"type": "string", "maxLength": 64},
-                        "value": {"anyOf": [_TEXT, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
-                                            {"type": "object", "additionalProperties": _TEXT}]},
+                        "value": {"anyOf": values},
                         "hypothesis": {"type": "string", "maxLength": 200},
+                        **{name: {"type": "string", "maxLength": 200} for name in REASON_FIELDS},
                     },
                     "required": ["op", "component", "target", "value", "hypothesis"],
                 },
@@ -68,6 +87,22 @@ EDITS_SCHEMA = edits_schema(3)
 _EDIT_FIELDS = ("op", "component", "target", "value", "hypothesis")
 _ALIASES = {"skills": "skill", "examples": "example", "tools": "tool", "prompt": "system", "section": "system",
             "sections": "system", "controls": "control"}
+
+
+class EditReasoning(BaseModel):
+    """Why one proposed edit should help, beyond its hypothesis (all optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target_failure_cluster: str = ""
+    """Which failures of the evidence the edit addresses."""
+    expected_effect: str = ""
+    """What should change in the scores or answers."""
+    specificity_risk: str = ""
+    """How benchmark-specific the edit might be."""
+
+    def shown(self) -> bool:
+        return any((self.target_failure_cluster, self.expected_effect, self.specificity_risk))
 
 
 class Draft(BaseModel):
@@ -86,6 +121,8 @@ class Draft(BaseModel):
     """Why the draft has no edits (invalid after repairs, backend failure)."""
     repairs: int = 0
     """Repair rounds used."""
+    reasoning: list[EditReasoning] = Field(default_factory=list)
+    """Per edit, the reasoning fields the model gave (empty when it gave none)."""
 
 
 class ProposerContext(BaseModel):
@@ -161,13 +198,7 @@ def _normalize_item(item: Any) -> Any:
     return out
 
 
-def validate_reply(text: str, incumbent: Harness, budget: int, origin: str = "llm",
-                   required: tuple[str, ...] = ()) -> list[Edit]:
-    """Parse a reply into at most `budget` edits that apply to `incumbent` and change it (and, when
-    `required` is given, touch at least one of those components: a RESERVED slot).
-
-    Raises EditError (or ValueError for missing JSON) with the reason, worded for the model.
-    """
+def _raw_items(text: str) -> list[Any]:
     raw = extract_json(text)
     if isinstance(raw, dict) and "edits" not in raw and "op" in raw:
         raw = [raw]
@@ -175,12 +206,42 @@ def validate_reply(text: str, incumbent: Harness, budget: int, origin: str = "ll
         raw = raw["edits"]
     if not isinstance(raw, list):
         raise EditError('expected {"edits": [...]}')
+    return raw
+
+
+def reply_reasoning(text: str, n: int) -> list[EditReasoning]:
+    """The reasoning fields of the first `n` edits of a valid reply (empty when none has any)."""
+    found = []
+    for item in _raw_items(text)[:n]:
+        item = item if isinstance(item, dict) else {}
+        found.append(EditReasoning(**{k: " ".join(str(item.get(k) or "").split())[:300] for k in REASON_FIELDS}))
+    return found if any(r.shown() for r in found) else []
+
+
+def _check_tools(edits: list[Edit]) -> None:
+    """A tool's parameters must be a JSON schema object. Which implementations a run admits is the
+    tool critic's check (it knows the run's registry); the schema offers only the allow-listed ones."""
+    for position, e in enumerate(edits, start=1):
+        params = e.value.get("parameters") if e.component == "tool" and isinstance(e.value, dict) else None
+        if params is not None and not isinstance(params, dict):
+            raise EditError(f"edit {position}: a tool's parameters must be a JSON schema object")
+
+
+def validate_reply(text: str, incumbent: Harness, budget: int, origin: str = "llm",
+                   required: tuple[str, ...] = ()) -> list[Edit]:
+    """Parse a reply into at most `budget` edits that apply to `incumbent` and change it (and, when
+    `required` is given, touch at least one of those components: a RESERVED slot).
+
+    Raises EditError (or ValueError for missing JSON) with the reason, worded for the model.
+    """
+    raw = _raw_items(text)
     edits = parse_edits([_normalize_item(i) for i in raw], "edits")
     edits = [e.model_copy(update={"origin": origin}) for e in edits][:budget]
     if not edits:
         raise EditError("the reply contains no edits")
     if required and not any(e.component in required for e in edits):
         raise EditError(f"this slot is RESERVED: at least one edit must change one of: {', '.join(required)}")
+    _check_tools(edits)
     candidate = apply_edits(incumbent, edits)
     if candidate.version == incumbent.version:
         raise EditError("the edits do not change the harness")
@@ -221,7 +282,7 @@ def _render(ctx: ProposerContext, slot: int, folder: str | Path | None) -> list[
         "ops": VALID_OPS, "labels": list(ctx.labels),
         "control_fields": CONTROL_FIELDS if ctx.incumbent.agentic else SINGLE_TURN_FIELDS,
         "memory_fields": MEMORY_FIELDS, "context_fields": CONTEXT_FIELDS,
-        "implementations": [f"builtin:{name}" for name in BUILTIN_TOOLS if name != "bash"],
+        "implementations": list(TOOL_IMPLEMENTATIONS), "reason_fields": REASON_FIELDS,
     }
     return [{"role": "system", "content": render_prompt("propose_system.md.j2", folder, **variables).strip()},
             {"role": "user", "content": render_prompt("propose.md.j2", folder, **variables).strip()}]
@@ -267,6 +328,7 @@ class _Exchange:
     error: str | None = None
     edits: list[Edit] | None = None
     repairs: int = 0
+    tools: bool = False
 
 
 class LLMProposer:
@@ -283,7 +345,7 @@ class LLMProposer:
 
     def _request(self, x: _Exchange, budget: int) -> Request:
         return Request(messages=tuple(x.messages + x.turns), role="proposer", temperature=self.temperature,
-                       max_tokens=self.max_tokens, seed=x.seed, json_schema=edits_schema(budget))
+                       max_tokens=self.max_tokens, seed=x.seed, json_schema=edits_schema(budget, x.tools))
 
     def _repair_turns(self, x: _Exchange) -> list[dict[str, str]]:
         text = render_prompt("repair.md.j2", self.template_dir, error=x.error, expected='{"edits": [...]}')
@@ -294,7 +356,8 @@ class LLMProposer:
         directive = ctx.directive or Directive()
         exchanges = [_Exchange(render_messages(ctx, slot, self.template_dir, self.max_context_chars),
                                rng.randrange(2**31),
-                               tuple(directive.untried) if slot < directive.reserved_slots else ())
+                               tuple(directive.untried) if slot < directive.reserved_slots else (),
+                               tools=ctx.incumbent.agentic)
                      for slot in range(n)]
         for attempt in range(self.max_repairs + 1):
             pending = [x for x in exchanges if x.edits is None and (attempt == 0 or x.error is not None)]
@@ -318,6 +381,27 @@ class LLMProposer:
                     x.error = str(exc)
         return [self._draft(x) for x in exchanges]
 
+    async def repair(self, draft: Draft, reason: str, incumbent: Harness, budget: int,
+                     seed: int) -> tuple[Draft, int]:
+        """One revision of a critic-rejected draft (`proposers/critic_repair.md.j2` with the critic's
+        reason), validated like a first reply but not repaired again. Returns the revised draft (with
+        `error` and no edits when the reply is unusable) and the tokens the call used."""
+        text = render_prompt("critic_repair.md.j2", self.template_dir, reason=reason, budget=budget).strip()
+        messages = [*draft.messages, {"role": "assistant", "content": draft.reply}, {"role": "user", "content": text}]
+        x = _Exchange(messages, seed, tools=incumbent.agentic)
+        [completion] = await self.backend.complete([self._request(x, budget)])
+        edits, error = [], None
+        if not completion.ok:
+            error = f"proposer call failed: {completion.error}"
+        else:
+            try:
+                edits = validate_reply(completion.text, incumbent, budget)
+            except (EditError, ValueError) as exc:
+                error = f"invalid repair: {exc}"
+        reasoning = reply_reasoning(completion.text, len(edits)) if edits else []
+        return (Draft(edits=edits, origin="llm", messages=messages, reply=completion.text, error=error,
+                      reasoning=reasoning), completion.usage.total)
+
     @staticmethod
     def _draft(x: _Exchange) -> Draft:
         error = None
@@ -325,5 +409,6 @@ class LLMProposer:
             error = x.error or "no edits"
             if x.edits is None:
                 error = f"invalid reply after {x.repairs} repair(s): {error}"
+        reasoning = reply_reasoning(x.reply, len(x.edits)) if x.edits else []
         return Draft(edits=x.edits or [], origin="llm", messages=x.messages, reply=x.reply, error=error,
-                     repairs=x.repairs)
+                     repairs=x.repairs, reasoning=reasoning)

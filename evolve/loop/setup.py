@@ -13,6 +13,7 @@ from evolve.bench.tools import attach_tools
 from evolve.errors import ConfigError
 from evolve.executors import Executor, WorkerSpec, make_executor
 from evolve.harness import Harness, load_harness
+from evolve.loop import model_budgets
 from evolve.loop.config import LoopConfig, load_proposer_preset
 from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
 from evolve.loop.operators import OperatorProposer
@@ -42,6 +43,8 @@ class RunParts:
     critic: CriticChain | None
     executor: Executor | None = None
     """Where oracle rollouts run (None: in this process, on `policy`)."""
+    budgets: dict[str, Any] | None = None
+    """The resolved proposer budgets and where they came from (see model_budgets.py)."""
 
     @property
     def policy(self) -> MeteredBackend:
@@ -92,7 +95,7 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
     A role without an injected backend is built from its model string, or shares the backend of the
     role it inherits from (see evolve/roles.py).
     """
-    loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
+    loop, budgets = load_loop(config)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
     check_budget(config, benchmark, selection)
@@ -123,7 +126,14 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
                                    review_operators=_reviews_operators(loop, config)))
         critic = CriticChain(chain)
     return RunParts(config, loop, selection, benchmark, seed, roles, role_backend, proposer, operators, critic,
-                    build_executor(config, role_backend["policy"], injected=policy is not None))
+                    build_executor(config, role_backend["policy"], injected=policy is not None), budgets)
+
+
+def load_loop(config: RunConfig) -> tuple[LoopConfig, dict[str, Any]]:
+    """The run's loop settings with the proposer budgets resolved from the proposer model."""
+    loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
+    model = config.roles()["proposer"].model if config.proposer_model != NO_MODEL and loop.llm_drafts else None
+    return model_budgets.resolve(loop, model, config.profile)
 
 
 def _reviews_operators(loop: LoopConfig, config: RunConfig) -> bool:
@@ -179,7 +189,7 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     """What the configured budgets buy (for `--dry-run`); loads presets and the benchmark, calls no model."""
     from evolve.selection.budget import estimate
 
-    loop = load_proposer_preset(proposer_preset_for(config.preset), config.proposer)
+    loop, budgets = load_loop(config)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
     drafts = loop.llm_drafts + loop.operator_drafts
@@ -192,7 +202,8 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     return {
         "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
         "preset": config.preset, "roles": public_roles(config.roles()), "rounds": config.rounds,
-        "drafts_per_round": drafts, "budgets": selection.budgets.model_dump(), "round_minimum": minimum,
+        "drafts_per_round": drafts, "budgets": selection.budgets.model_dump(), "proposer_budgets": budgets,
+        "round_minimum": minimum,
         "estimate": [*est.lines(), f"one round needs at least {minimum['total']} oracle rollouts"],
     }
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from evolve.bench.task import Task
 from evolve.harness import Harness
-from evolve.loop import analyst, budget
+from evolve.loop import analyst, budget, repair
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.memory import Memory
 
@@ -33,8 +33,17 @@ async def analyse(ctx: RoundContext, incumbent: Harness) -> Analysis:
                                         candidate_id=ctx.state.incumbent_id)
     loop = ctx.loop
     evidence = analyst.digest(records, {task.id: task for task in batch}, n_fail=loop.n_fail,
-                              n_success=loop.n_success, max_chars=loop.evidence_chars, rng=rng)
+                              n_success=loop.n_success, max_chars=loop.evidence_chars, rng=rng,
+                              open_problems=open_problems(ctx))
     return Analysis(evidence, batch, records)
+
+
+def open_problems(ctx: RoundContext) -> list[str]:
+    """The optimization memory's open problems, one short line each (none without memory)."""
+    if not (ctx.loop.memory and ctx.state.memory):
+        return []
+    return [f"[{p.label}] {p.description} ({len(p.attempts)} attempt(s))"
+            for p in Memory.model_validate(ctx.state.memory).open_problems()]
 
 
 def edit_budget(ctx: RoundContext) -> int:
@@ -47,21 +56,32 @@ def edit_budget(ctx: RoundContext) -> int:
 
 
 async def critique(ctx: RoundContext, incumbent: Harness, cands: list[Cand]) -> list[Cand]:
-    """Critic rejections cost no oracle rollouts and do not count as tried."""
+    """Critic rejections cost no oracle rollouts and do not count as tried. A rejected model-written
+    draft gets one revision from the proposer, reviewed again (see repair.py)."""
     critic = ctx.parts.critic
     if critic is None:
         return cands
-    kept = []
-    for c in cands:
+    kept: list[Cand] = []
+    seen = {incumbent.version, *(c.harness.version for c in cands)}
+    queue = list(cands)
+    while queue:
+        c = queue.pop(0)
         verdict = await critic.review(incumbent, c.harness, c.edits, None)
         ctx.store.add_critique(c.id, verdict.kind, "pass" if verdict.passed else "reject", verdict.reason,
                                verdict.details)
+        if c.meta.get("repair_of"):
+            repair.note(ctx, c.meta["repair_of"], {"outcome": "passed the critic" if verdict.passed
+                                                   else f"rejected again ({verdict.kind}): {verdict.reason}"})
         if verdict.passed:
             kept.append(c)
             continue
         ctx.store.update_candidate(c.id, status="rejected_critic", reason=f"critic ({verdict.kind}): "
                                    f"{verdict.reason}")
         ctx.state.record(ctx.t, c.id, c.edits, "critic_reject", None)
+        if repair.repairable(ctx, c, verdict.kind):
+            revised = await repair.revise(ctx, incumbent, c, verdict.reason, seen)
+            if revised is not None:
+                queue.insert(0, revised)
     return kept
 
 
