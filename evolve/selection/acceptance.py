@@ -220,7 +220,8 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
         st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0))
     guards = run_guards(cfg.guards, predictions=cand.predictions, gold=gold, task_ids=task_ids,
                         parse_rate=cand.parse_rate, incumbent_parse_rate=incumbent.parse_rate,
-                        crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate)
+                        crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate,
+                        incumbent_predictions=incumbent.predictions)
     admissible, rule, reason, allowed = _judge(st, cand.novelty, guards, best_ever, acc)
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
 

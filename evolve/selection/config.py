@@ -67,6 +67,9 @@ class GuardsConfig(_Strict):
     """Block when the top predicted label's share exceeds its gold share by more than this (None: off)."""
     collapse_min_share: float = Field(0.6, ge=0, le=1)
     """...and the top predicted label's share is above this."""
+    collapse_relief: float | None = Field(0.10, ge=0, le=1)
+    """...unless the incumbent predicts that label on at least this much larger a share of the same
+    tasks: the candidate relieves a collapse it inherited instead of causing one (None: never)."""
     max_parse_drop: float | None = 0.05
     """Largest allowed drop of the parse rate vs the incumbent (None: off)."""
     max_crash_rise: float | None = 0.05

@@ -28,7 +28,7 @@ import numpy as np
 
 from evolve.selection.acceptance import Evaluation, relative_cost
 from evolve.selection.config import SelectionConfig
-from evolve.selection.guards import label_shares, normalize_label
+from evolve.selection.guards import label_share, label_shares, normalize_label
 
 MIN_SEEN = 8
 """No early verdict on fewer tasks than this (the bounds are not trusted on less)."""
@@ -82,6 +82,9 @@ def _collapse(p: Partial, gold: Mapping[str, str] | None, cfg: SelectionConfig, 
     low = max(low, count / total)  # what the seen tasks alone already give
     gold_share = label_shares([gold.get(t) for t in p.total]).get(label, 0) / total
     limit = max(gold_share + g.collapse_margin, g.collapse_min_share)
+    inherited = label_share(p.incumbent.predictions, label, p.seen)
+    if g.collapse_relief is not None and inherited - mean >= g.collapse_relief:
+        return None  # it moves away from the incumbent's collapse: the final guard judges it on every task
     if low > limit:
         return (f"guard: collapse: predicts {label!r} on {mean:.0%} of {n} tasks seen (lower bound {low:.0%}) vs "
                 f"{gold_share:.0%} in the gold answers (limit {limit:.0%})")

@@ -26,12 +26,22 @@ def label_shares(labels: Sequence[str | None]) -> Counter[str]:
     return Counter(normalize_label(v) for v in labels if v is not None and normalize_label(v))
 
 
+def label_share(predictions: Mapping[str, str | None], label: str, task_ids: Sequence[str]) -> float:
+    """Share of `task_ids` whose prediction normalizes to `label`."""
+    if not task_ids:
+        return 0.0
+    return sum(1 for t in task_ids if normalize_label(predictions.get(t) or "") == label) / len(task_ids)
+
+
 def collapse_guard(predictions: Mapping[str, str | None], gold: Mapping[str, str] | None,
-                   task_ids: Sequence[str], *, margin: float, min_share: float) -> str | None:
+                   task_ids: Sequence[str], *, margin: float, min_share: float,
+                   incumbent: Mapping[str, str | None] | None = None, relief: float | None = None) -> str | None:
     """Fire when one predicted label takes a share far beyond its share of the gold answers.
 
     Shares are over all `task_ids` (a missing prediction counts in the denominator but for no
-    label). Fires when the top label's share > gold share + `margin` and > `min_share`.
+    label). Fires when the top label's share > gold share + `margin` and > `min_share`, unless
+    the `incumbent`'s predictions give that label a share at least `relief` larger: a candidate
+    that moves away from a collapse it inherited is not the cause of it.
     """
     if not gold or not task_ids:
         return None
@@ -42,10 +52,12 @@ def collapse_guard(predictions: Mapping[str, str | None], gold: Mapping[str, str
     share = count / len(task_ids)
     golds = label_shares([gold.get(t) for t in task_ids])
     gold_share = golds.get(label, 0) / len(task_ids)
-    if share > gold_share + margin and share > min_share:
-        return (f"collapse: predicts {label!r} on {share:.0%} of tasks vs {gold_share:.0%} in the gold answers "
-                f"(limit: gold share + {margin:g} and {min_share:.0%})")
-    return None
+    if not (share > gold_share + margin and share > min_share):
+        return None
+    if incumbent is not None and relief is not None and label_share(incumbent, label, task_ids) - share >= relief:
+        return None
+    return (f"collapse: predicts {label!r} on {share:.0%} of tasks vs {gold_share:.0%} in the gold answers "
+            f"(limit: gold share + {margin:g} and {min_share:.0%})")
 
 
 def parse_rate_guard(candidate: float, incumbent: float, *, max_drop: float) -> str | None:
@@ -71,14 +83,16 @@ def min_tasks_guard(n_tasks: int, *, minimum: int) -> str | None:
 
 def run_guards(cfg: GuardsConfig, *, predictions: Mapping[str, str | None], gold: Mapping[str, str] | None,
                task_ids: Sequence[str], parse_rate: float, incumbent_parse_rate: float, crash_rate: float,
-               incumbent_crash_rate: float) -> list[str]:
+               incumbent_crash_rate: float, incumbent_predictions: Mapping[str, str | None] | None = None,
+               ) -> list[str]:
     """All guard messages for one candidate (empty when it may be accepted)."""
     if not cfg.enabled:
         return []
     messages = [min_tasks_guard(len(task_ids), minimum=cfg.min_validation_tasks)]
     if cfg.collapse_margin is not None:
         messages.append(collapse_guard(predictions, gold, task_ids, margin=cfg.collapse_margin,
-                                       min_share=cfg.collapse_min_share))
+                                       min_share=cfg.collapse_min_share, incumbent=incumbent_predictions,
+                                       relief=cfg.collapse_relief))
     if cfg.max_parse_drop is not None:
         messages.append(parse_rate_guard(parse_rate, incumbent_parse_rate, max_drop=cfg.max_parse_drop))
     if cfg.max_crash_rise is not None:

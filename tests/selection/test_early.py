@@ -60,3 +60,14 @@ def test_too_few_validation_tasks_is_known_at_once(size):
     why = early_verdict(Partial(cand, INC, IDS[:0], IDS[:size]), gold=GOLD, best_ever=0.0, cfg=SelectionConfig(),
                         z=Z)
     assert why and "validation tasks" in why
+
+
+def test_a_candidate_moving_away_from_the_incumbents_collapse_is_not_stopped_for_it():
+    # INC predicts "neg" everywhere; this one says "neg" on 80% and is right more often
+    preds = {t: ("pos" if i % 10 in (1, 3) else "neg") for i, t in enumerate(IDS)}
+    relieving = ev("r", {t for t in IDS if preds[t] == GOLD[t]}, preds)
+    assert all(verdict(relieving, n) is None or "collapse" not in verdict(relieving, n) for n in range(8, 101, 4))
+    strict = SelectionConfig.model_validate({"guards": {"collapse_relief": None}})
+    assert any("collapse" in (verdict(relieving, n, strict) or "") for n in range(8, 101, 4))
+    same = ev("s", {t for t in IDS if GOLD[t] == "neg"}, {t: "neg" for t in IDS})  # as collapsed as INC
+    assert any("collapse" in (verdict(same, n) or "") for n in range(8, 101, 4))

@@ -50,3 +50,14 @@ def test_run_guards_switches():
     assert run_guards(GuardsConfig(enabled=False), **kwargs) == []
     only_collapse = GuardsConfig(max_parse_drop=None, max_crash_rise=None)
     assert [m.split(":")[0] for m in run_guards(only_collapse, **kwargs)] == ["collapse"]
+
+
+def test_collapse_guard_lets_a_candidate_relieve_an_inherited_collapse():
+    incumbent = dict.fromkeys(TASKS, "No")
+    mostly_no = {t: ("Yes" if i >= 48 else "No") for i, t in enumerate(TASKS)}  # 80% "No", incumbent 100%
+    assert collapse_guard(mostly_no, GOLD, TASKS, margin=0.25, min_share=0.6) is not None
+    assert collapse_guard(mostly_no, GOLD, TASKS, margin=0.25, min_share=0.6, incumbent=incumbent, relief=0.1) is None
+    barely = {t: ("Yes" if i >= 57 else "No") for i, t in enumerate(TASKS)}  # 95% "No": not relief enough
+    assert collapse_guard(barely, GOLD, TASKS, margin=0.25, min_share=0.6, incumbent=incumbent, relief=0.1)
+    flipped = dict.fromkeys(TASKS, "Yes")  # a collapse onto the other label is a new collapse
+    assert collapse_guard(flipped, GOLD, TASKS, margin=0.25, min_share=0.6, incumbent=incumbent, relief=0.1)
