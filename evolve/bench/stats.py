@@ -88,6 +88,19 @@ def best_constant_baseline(tasks: Sequence[Task], verifier: Verifier,
     return best
 
 
+def answer_label(prediction: str | None, labels: Sequence[str] | None) -> str | None:
+    """The label a label verifier reads in `prediction` (earliest mention), else the prediction itself.
+
+    "This review is positive, as it ..." counts as `positive`: distributions and the collapse guard
+    then count what the verifier scored, not the wording around it.
+    """
+    if prediction is None or not labels:
+        return prediction
+    from evolve.bench.verifiers import LabelChoice
+
+    return LabelChoice().extract(tuple(labels), prediction) or prediction
+
+
 def prediction_distribution(predictions: Sequence[str | None], parsed: Sequence[bool] | None = None,
                             top: int = 10) -> dict[str, float]:
     """Share of each answer (unparsed ones pooled as `(unparsed)`), the `top` most frequent, then `(other)`."""

@@ -101,7 +101,8 @@ async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness
                                    "rejected_acceptance", reason=reason)
         return
     abl = await ctx.oracle.evaluate(harness, ctx.benchmark, split, tasks, candidate_id=cid)
-    _decide(ctx, cid, removed, evaluation(cid, abl, 0), evaluation(st.incumbent_id, inc, 0), tasks)
+    labels = ctx.benchmark.labels
+    _decide(ctx, cid, removed, evaluation(cid, abl, 0, labels), evaluation(st.incumbent_id, inc, 0, labels), tasks)
 
 
 def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluation, inc: acceptance.Evaluation,

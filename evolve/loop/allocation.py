@@ -10,8 +10,10 @@ When the budget runs out mid-round, the candidates evaluated so far stay in the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from evolve.bench.stats import answer_label
 from evolve.bench.task import Task
 from evolve.harness import Harness
 from evolve.loop import bans, budget, novelty
@@ -22,8 +24,12 @@ from evolve.selection import acceptance, bandit
 from evolve.selection.early import Partial, early_verdict
 
 
-def evaluation(cid: str, records: list[Any], novelty_value: int) -> acceptance.Evaluation:
-    """An acceptance Evaluation from stored rollouts (rewards, tokens, predictions, parse and crash rates)."""
+def evaluation(cid: str, records: list[Any], novelty_value: int,
+               labels: Sequence[str] | None = None) -> acceptance.Evaluation:
+    """An acceptance Evaluation from stored rollouts (rewards, tokens, predictions, parse and crash rates).
+
+    With the benchmark's `labels`, a prediction is the label the verifier reads in it.
+    """
     first = {}
     parsed: dict[str, list[float]] = {}
     crashed: dict[str, list[float]] = {}
@@ -34,7 +40,8 @@ def evaluation(cid: str, records: list[Any], novelty_value: int) -> acceptance.E
     s = summarize(records)
     return acceptance.Evaluation(
         candidate_id=cid, rewards=rewards_by_task(records), tokens_per_task=s["policy_tokens"] or 0.0,
-        novelty=novelty_value, predictions={k: (r.prediction if r.parsed else None) for k, r in first.items()},
+        novelty=novelty_value, predictions={k: (answer_label(r.prediction, labels) if r.parsed else None)
+                                              for k, r in first.items()},
         parse_rate=s.get("parse_rate", 1.0), crash_rate=s.get("crash_rate", 0.0),
         parsed_tasks={k: sum(v) / len(v) for k, v in parsed.items()},
         crashed_tasks={k: sum(v) / len(v) for k, v in crashed.items()})
@@ -67,10 +74,10 @@ class _Judge:
         return {k: sum(v) / len(v) for k, v in rewards_by_task(await self.records(cid, task_ids)).items()}
 
     async def full(self, cid: str) -> acceptance.Evaluation:
-        return evaluation(cid, await self.records(cid, self.task_ids), self.nu.get(cid, 0))
+        return evaluation(cid, await self.records(cid, self.task_ids), self.nu.get(cid, 0), self.ctx.benchmark.labels)
 
     async def screen(self, cid: str, seen: list[str]) -> str | None:
-        partial = evaluation(cid, await self.records(cid, seen), self.nu.get(cid, 0))
+        partial = evaluation(cid, await self.records(cid, seen), self.nu.get(cid, 0), self.ctx.benchmark.labels)
         return early_verdict(Partial(partial, self.inc_eval, seen, self.task_ids), gold=self.gold,
                              best_ever=self.ctx.state.best_ever or 0.0, cfg=self.ctx.sel, z=self.z)
 
@@ -95,7 +102,7 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
         st.scores.append(st.incumbent_score or 0.0)
         return outcome
     inc_records = await ctx.oracle.evaluate(incumbent, ctx.benchmark, split, tasks, candidate_id=st.incumbent_id)
-    inc_eval = evaluation(st.incumbent_id, inc_records, 0)
+    inc_eval = evaluation(st.incumbent_id, inc_records, 0, ctx.benchmark.labels)
     inc_score = summarize(inc_records)["score"]
     st.best_ever = inc_score if st.best_ever is None else st.best_ever
     st.incumbent_score = inc_score

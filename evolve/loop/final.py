@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from evolve.bench.benchmark import load_benchmark
-from evolve.bench.stats import majority_baseline, prediction_distribution
+from evolve.bench.stats import answer_label, majority_baseline, prediction_distribution
 from evolve.errors import EvolveError
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
@@ -54,7 +54,7 @@ async def final_report(ctx: RoundContext) -> dict[str, Any]:
             summary[which][label] = summarize(records)
             if bench.labels:
                 summary["predictions"].setdefault(label, {})[which] = prediction_distribution(
-                    [r.prediction for r in records], [r.parsed for r in records])
+                    [answer_label(r.prediction, bench.labels) for r in records], [r.parsed for r in records])
         if bench.labels:
             majority_label, share = majority_baseline(tasks)
             summary["baselines"][label] = {"majority": share, "majority_label": majority_label}
