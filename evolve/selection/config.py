@@ -44,7 +44,7 @@ class AcceptanceConfig(_Strict):
     """Gainers must satisfy ΔC ≤ β0 + β1·ΔS (ΔC = relative change in policy tokens per task)."""
     beta0: float = 0.10
     """Cost allowance of any gainer (relative tokens)."""
-    beta1: float = Field(10.0, ge=0)
+    beta1: float = Field(24.4, ge=0)
     """Extra relative tokens allowed per unit of score gained."""
     within_band: bool = True
     """Admit candidates within the band that are cheaper, or cost-neutral with structural novelty."""
