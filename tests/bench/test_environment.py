@@ -25,9 +25,9 @@ BUGGY = "def add(a, b):\n    return a - b\n"
 
 def _suite(root: Path, environment: str = "{name: workspace}", verifier: str = "workspace_tests") -> Path:
     repo = root / "repos" / "r1"
-    (repo / "work" / "tests").mkdir(parents=True)
-    (repo / "work" / "calc.py").write_text(BUGGY, encoding="utf-8")
-    (repo / "work" / "tests" / "test_calc.py").write_text(
+    (repo / "src" / "tests").mkdir(parents=True)
+    (repo / "src" / "calc.py").write_text(BUGGY, encoding="utf-8")
+    (repo / "src" / "tests" / "test_calc.py").write_text(
         "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n"
         "        self.assertEqual(add(2, 3), 5)\n", encoding="utf-8")
     (repo / "hidden").mkdir()
@@ -35,7 +35,7 @@ def _suite(root: Path, environment: str = "{name: workspace}", verifier: str = "
         "import unittest\nfrom calc import add\n\nclass H(unittest.TestCase):\n    def test_more(self):\n"
         "        self.assertEqual(add(-1, 1), 0)\n", encoding="utf-8")
     row = {"id": "r1", "input": "Fix calc.py so the tests pass.", "target": "tests pass", "split": "test",
-           "workspace": "repos/r1/work", "hidden": "repos/r1/hidden",
+           "workspace": "repos/r1/src", "hidden": "repos/r1/hidden",
            "expect": {"calc.py": {"contains": "a + b"}, "notes.txt": {"absent": True}}}
     (root / "tasks.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     (root / "benchmark.yaml").write_text(f"tasks: tasks.jsonl\nverifier: {verifier}\nenvironment: {environment}\n",
@@ -66,7 +66,7 @@ def test_workspace_rollout_fixes_a_copy_and_hidden_tests_judge_it(tmp_path):
     assert roles[-2:] == ["verifier", "workspace"]
     changes = result.trajectory[-1]["content"]
     assert "-    return a - b" in changes and "+    return a + b" in changes
-    assert (tmp_path / "repos/r1/work/calc.py").read_text(encoding="utf-8") == BUGGY  # the source is never changed
+    assert (tmp_path / "repos/r1/src/calc.py").read_text(encoding="utf-8") == BUGGY  # the source is never changed
     assert not list(Path(task.meta["workspace"]).parent.glob("hidden_tests"))
 
 
@@ -92,7 +92,7 @@ def test_each_rollout_gets_a_fresh_workspace_and_it_is_removed(tmp_path):
 
     results = asyncio.run(evaluate(AGENT, bench.split("test"), MockBackend(policy), bench.verifier, trials=3))
     assert len(results) == 3 and all(r.reward == 0.0 for r in results)
-    assert not (tmp_path / "repos/r1/work/notes.txt").exists()
+    assert not (tmp_path / "repos/r1/src/notes.txt").exists()
     assert not list(Path("/tmp").glob("evolve-ws-*")) or all(
         not p.joinpath("notes.txt").exists() for p in Path("/tmp").glob("evolve-ws-*"))
 
