@@ -115,7 +115,7 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     alloc = await bandit.allocate(ctx.sel, [c.id for c in cands], st.incumbent_id, judge.task_ids,
                                   judge.evaluate, ctx.ledger, ctx.rng("allocate"), known=known,
                                   screen=None if ctx.sel.allocator.name == "uniform" else judge.screen,
-                                  qualify=judge.qualify, charge=False)
+                                  qualify=judge.qualify, charge=False, strata=judge.gold)
     evaluations = [await judge.full(cid) for cid in alloc.survivors]
     for ev in evaluations:
         outcome["scores"][ev.candidate_id] = acceptance.score(ev, judge.task_ids)

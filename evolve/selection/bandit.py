@@ -1,7 +1,10 @@
 """Bandit allocation of oracle rollouts: spend rollouts where they decide something.
 
 Every candidate is compared with the incumbent on the same tasks, in paired minibatches taken in
-one shuffled task order (so after n tasks every candidate has seen the same first n tasks).
+one shuffled task order (so after n tasks every candidate has seen the same first n tasks). Given
+`strata` (the gold label of each task), the order is stratified: every prefix holds the labels in
+about their shares of the split, so early verdicts (a label collapse after a few tasks, a paired
+difference) do not rest on a prefix that happens to hold mostly one label.
 Bounds are normal bounds on the mean paired difference over the tasks seen (variance shrunk
 toward 0.25, finite-population correction: after all N tasks the difference is exact), at the
 one-sided `confidence`.
@@ -39,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -58,6 +61,29 @@ Screen = Callable[[str, list[str]], Awaitable[str | None]]
 Qualify = Callable[[str], Awaitable[float | None]]
 """`qualify(candidate_id)` for a fully evaluated candidate: its objective when admissible, else None."""
 PRIOR_VAR, PRIOR_N = 0.25, 1.0
+
+
+def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, rng: random.Random) -> list[str]:
+    """A random order of `task_ids`; with `strata`, every prefix holds each stratum in about its share.
+
+    Each stratum is shuffled, its i-th task of n gets the position (i + u)/n with one uniform u per
+    stratum, and the tasks are sorted by position (ties broken at random): systematic stratified
+    sampling. Tasks without a stratum form one of their own. Without `strata` this is a plain shuffle.
+    """
+    order = list(task_ids)
+    if not strata:
+        rng.shuffle(order)
+        return order
+    groups: dict[str, list[str]] = {}
+    for task in order:
+        groups.setdefault(str(strata.get(task, "")).strip().lower(), []).append(task)
+    keyed: list[tuple[float, float, str]] = []
+    for label in sorted(groups):
+        members = groups[label]
+        rng.shuffle(members)
+        u = rng.random()
+        keyed += [((i + u) / len(members), rng.random(), task) for i, task in enumerate(members)]
+    return [task for _, _, task in sorted(keyed)]
 """Prior on the variance of a paired difference (shrinks early estimates toward wide bounds)."""
 
 
@@ -110,14 +136,14 @@ class _Session:
 
     def __init__(self, cfg: AllocatorConfig, candidates: list[str], incumbent: str, task_ids: list[str],
                  evaluate: Evaluate, budget: Budget, rng: random.Random,
-                 known: dict[str, dict[str, float]] | None, charge: bool) -> None:
+                 known: dict[str, dict[str, float]] | None, charge: bool,
+                 strata: Mapping[str, str] | None = None) -> None:
         self.cfg, self.candidates, self.incumbent, self.evaluate, self.budget = cfg, candidates, incumbent, \
             evaluate, budget
         self.charge = charge
         self.rewards: dict[str, dict[str, float]] = {c: dict((known or {}).get(c, {}))
                                                      for c in [incumbent, *candidates]}
-        self.order = list(task_ids)
-        rng.shuffle(self.order)
+        self.order = stratified_order(task_ids, strata, rng)
         self.N = len(self.order)
         self.spent: dict[str, int] = {c: 0 for c in [incumbent, *candidates]}
         self.seen: dict[str, int] = {c: self._prefix(c) for c in candidates}
@@ -422,7 +448,7 @@ async def allocate(cfg: SelectionConfig | AllocatorConfig, candidates: list[str]
                    task_ids: Sequence[str], evaluate: Evaluate, budget: Budget,
                    rng: random.Random | None = None, *, known: dict[str, dict[str, float]] | None = None,
                    screen: Screen | None = None, qualify: Qualify | None = None,
-                   charge: bool = True) -> AllocationResult:
+                   charge: bool = True, strata: Mapping[str, str] | None = None) -> AllocationResult:
     """Spread oracle rollouts over `candidates` (paired with `incumbent` on the same tasks).
 
     `evaluate(candidate_id, task_ids)` returns the reward per task id (trials averaged; a missing
@@ -431,14 +457,15 @@ async def allocate(cfg: SelectionConfig | AllocatorConfig, candidates: list[str]
     `len(tasks) × trials_per_task` before every call; without it `evaluate` charges (the ledger
     only bounds what is asked). `screen` and `qualify` make the allocation acceptance-aware (see
     the module docstring); without them, "cannot beat the incumbent" stops candidates and every
-    fully evaluated candidate qualifies with its mean paired difference.
+    fully evaluated candidate qualifies with its mean paired difference. `strata` (gold label per
+    task id) stratifies the shared task order.
     """
     acfg = cfg.allocator if isinstance(cfg, SelectionConfig) else cfg
     if acfg.name not in ALLOCATORS:
         raise ConfigError(f"unknown allocator {acfg.name!r}; valid: {', '.join(ALLOCATORS)}")
     rng = rng or random.Random(0)
     s = _Session(acfg, list(dict.fromkeys(candidates)), incumbent, list(task_ids), evaluate, budget, rng, known,
-                 charge)
+                 charge, strata)
     z = _z(acfg.confidence)
     if not s.candidates or not s.N:
         return _finish(s, "nothing to evaluate", [], z)

@@ -6,7 +6,9 @@ confidence bounds for the tasks not seen yet (one-sided at the allocator's `conf
 finite-population correction: the validation split is a fixed, finite set):
 
 - guards: label collapse when the lower bound of the top label's final share is above the
-  collapse limit; a parse-rate drop or crash-rate rise when the lower bound of the paired
+  collapse limit (an exact one-sided binomial bound for the tasks not seen yet: a normal bound on a
+  handful of identical answers is far too sure, e.g. 86% after 8 of 8 where the exact bound is 56%);
+  a parse-rate drop or crash-rate rise when the lower bound of the paired
   difference with the incumbent is above the allowed change; too few validation tasks at once;
 - regression: the upper bound of ΔS below −δ (δ estimated as z·SE of the paired differences seen);
 - floor: the upper bound of S below best-ever − δ;
@@ -23,12 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import beta
 
 from evolve.selection.acceptance import Evaluation, relative_cost
 from evolve.selection.config import SelectionConfig
-from evolve.selection.guards import label_share, label_shares, normalize_label
+from evolve.selection.guards import label_share, label_shares
 
 MIN_SEEN = 8
 """No early verdict on fewer tasks than this (the bounds are not trusted on less)."""
@@ -59,6 +63,19 @@ def mean_bounds(values: np.ndarray, total: int, z: float, prior_var: float = 0.2
     return mean, mean - half, mean + half
 
 
+def share_lower_bound(count: int, n: int, total: int, z: float) -> float:
+    """Lower bound of a label's share over `total` tasks after `count` of the first `n` carried it.
+
+    The `total - n` tasks not seen yet get the exact one-sided Clopper–Pearson bound (at the
+    confidence whose one-sided normal quantile is `z`); the seen ones count as they are.
+    """
+    if n <= 0 or total <= 0:
+        return 0.0
+    alpha = 1.0 - NormalDist().cdf(z)
+    unseen_low = float(beta.ppf(alpha, count, n - count + 1)) if count > 0 else 0.0
+    return (count + max(total - n, 0) * unseen_low) / total
+
+
 def _task_means(ev: Evaluation, ids: Sequence[str]) -> np.ndarray:
     out = []
     for t in ids:
@@ -76,10 +93,8 @@ def _collapse(p: Partial, gold: Mapping[str, str] | None, cfg: SelectionConfig, 
         return None
     label, count = preds.most_common(1)[0]
     n, total = len(p.seen), len(p.total)
-    share = np.array([1.0 if normalize_label(p.candidate.predictions.get(t) or "") == label else 0.0
-                      for t in p.seen])
-    mean, low, _ = mean_bounds(share, total, z)
-    low = max(low, count / total)  # what the seen tasks alone already give
+    mean = count / n
+    low = share_lower_bound(count, n, total, z)
     gold_share = label_shares([gold.get(t) for t in p.total]).get(label, 0) / total
     limit = max(gold_share + g.collapse_margin, g.collapse_min_share)
     inherited = label_share(p.incumbent.predictions, label, p.seen)

@@ -185,3 +185,20 @@ def test_budget_cut_candidates_are_reported_with_what_they_saw():
     assert res.budget_cut and "budget" in res.reason
     assert all(res.estimates[c]["n"] > 0 for c in res.budget_cut)
     assert not set(res.budget_cut) & set(res.dropped)
+
+
+def test_stratified_order_keeps_every_prefix_near_the_label_shares():
+    import random as _random
+
+    from evolve.selection.bandit import stratified_order
+    ids = [f"t{i}" for i in range(60)]
+    strata = {t: ("pos" if i < 40 else "neg") for i, t in enumerate(ids)}  # sorted by label: a plain prefix is all pos
+    for seed in range(20):
+        order = stratified_order(ids, strata, _random.Random(seed))
+        assert sorted(order) == sorted(ids)
+        for n in (3, 8, 16, 30):
+            pos = sum(strata[t] == "pos" for t in order[:n])
+            assert abs(pos - n * 2 / 3) <= 1, (seed, n, pos)
+    plain = ids[:]
+    _random.Random(3).shuffle(plain)
+    assert stratified_order(ids, None, _random.Random(3)) == plain

@@ -71,3 +71,27 @@ def test_a_candidate_moving_away_from_the_incumbents_collapse_is_not_stopped_for
     assert any("collapse" in (verdict(relieving, n, strict) or "") for n in range(8, 101, 4))
     same = ev("s", {t for t in IDS if GOLD[t] == "neg"}, {t: "neg" for t in IDS})  # as collapsed as INC
     assert any("collapse" in (verdict(same, n) or "") for n in range(8, 101, 4))
+
+
+def test_a_few_identical_answers_are_not_yet_a_certain_collapse():
+    """8 of 8 answers 'pos' on a 60-task split: the exact bound on the final share is 62%, under the
+    75% limit (a normal bound with a shrunk variance claimed 86% and stopped the candidate)."""
+    ids = IDS[:60]
+    gold = {t: GOLD[t] for t in ids}
+    first = [t for t in ids if gold[t] == "pos"][:8]
+    cand = ev("c", set(first), {t: "pos" for t in ids})
+    inc = ev("inc", set(), {t: "neg" if i % 2 else "pos" for i, t in enumerate(ids)})
+    seen = first
+    assert early_verdict(Partial(cand, inc, seen, ids), gold=gold, best_ever=0.0, cfg=SelectionConfig(),
+                         z=Z) is None
+    twenty = [t for t in ids if gold[t] == "pos"][:20]
+    why = early_verdict(Partial(cand, inc, twenty, ids), gold=gold, best_ever=0.0, cfg=SelectionConfig(), z=Z)
+    assert why and "collapse" in why
+
+
+def test_share_lower_bound_is_the_exact_binomial_bound():
+    from evolve.selection.early import share_lower_bound
+    assert share_lower_bound(8, 8, 8, Z) == pytest.approx(1.0)
+    assert share_lower_bound(8, 8, 60, Z) == pytest.approx((8 + 52 * 0.01 ** (1 / 8)) / 60, abs=1e-3)
+    assert share_lower_bound(0, 8, 60, Z) == 0.0
+    assert share_lower_bound(4, 8, 60, Z) < 4 / 8
