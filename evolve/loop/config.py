@@ -58,6 +58,10 @@ class LoopConfig(BaseModel):
     """Extra operator drafts (and surrogate top_k) per round in a row that accepted nothing."""
     widen_rounds: int = Field(2, ge=0, le=16)
     """Most rounds in a row whose misses widen the search (caps the extra drafts)."""
+    pace_drafts: int = Field(4, ge=0, le=32)
+    """Most extra operator drafts (and surrogate top_k) a round gets when the rounds so far spent less
+    than their share of the oracle budget: the budget left per round left, minus what a round has cost,
+    buys this many more evaluated candidates at their measured cost (0: off)."""
     proposer_patience: int = Field(4, ge=0, le=100)
     """An LLM proposer whose last this-many drafts were all invalid gets no more slots (0: never)."""
     duplicate_threshold: float = Field(0.9, gt=0.0, le=1.0)

@@ -7,6 +7,7 @@ drafts gets no more slots; they go to the operators, and the lineage records whe
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evolve.errors import EditError
@@ -32,6 +33,27 @@ def empty_rounds(ctx: RoundContext) -> int:
             break
         n += 1
     return n
+
+
+def paced_extra(ctx: RoundContext) -> int:
+    """Extra drafts this round because earlier rounds left oracle budget unspent (`loop.pace_drafts`).
+
+    The budget left, spread over the rounds left, is compared with what a round has cost so far;
+    the surplus buys candidates at the measured rollouts per evaluated candidate (everything a
+    round spent, analyst and incumbent included, over the candidates it evaluated: an overestimate).
+    """
+    rows, cap = ctx.state.round_scores, ctx.loop.pace_drafts
+    remaining = ctx.ledger.remaining("oracle_rollouts")
+    if not cap or not rows or math.isinf(remaining):
+        return 0
+    spent = ctx.ledger.used("oracle_rollouts")
+    per_round = spent / len(rows)
+    share = remaining / max(ctx.cfg.rounds - ctx.t, 1)
+    evaluated = sum(d.get("evaluated", 0) for row in rows for d in (row.get("drafts") or {}).values())
+    cost = spent / max(evaluated, 1)
+    if cost <= 0 or share <= per_round:
+        return 0
+    return min(cap, int((share - per_round) // cost))
 
 
 def active_bans(ctx: RoundContext) -> list[bans.Ban]:
@@ -62,15 +84,15 @@ def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: 
 
 def slots(ctx: RoundContext) -> tuple[int, int]:
     """(LLM drafts, operator drafts) of this round: the slots of a proposer that is absent, disabled or
-    out of `proposer_tokens` go to the operators, and every round in a row without an acceptance
-    widens the operators' search."""
+    out of `proposer_tokens` go to the operators; every round in a row without an acceptance widens
+    the operators' search, and so does oracle budget that earlier rounds left unspent."""
     loop = ctx.loop
     llm = loop.llm_drafts if ctx.parts.proposer is not None and not ctx.state.proposer_disabled else 0
     if not ctx.ledger.can_afford("proposer_tokens", 1):  # the proposer's token budget is spent
         llm = 0
     operators = loop.operator_drafts + (loop.llm_drafts - llm) if ctx.parts.operators is not None else 0
     if operators:
-        operators += min(empty_rounds(ctx), loop.widen_rounds) * loop.widen_drafts
+        operators += min(empty_rounds(ctx), loop.widen_rounds) * loop.widen_drafts + paced_extra(ctx)
     return llm, operators
 
 

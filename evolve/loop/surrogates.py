@@ -18,11 +18,12 @@ def candidate_text(h: Harness) -> str:
 
 def top_k(ctx: RoundContext) -> int:
     """Drafts that get oracle rollouts this round: `surrogate.top_k`, widened like the operators'
-    search after rounds that accepted nothing."""
-    from evolve.loop.drafting import empty_rounds
+    search after rounds that accepted nothing and after rounds that left oracle budget unspent."""
+    from evolve.loop.drafting import empty_rounds, paced_extra
 
     loop = ctx.loop
-    return ctx.sel.surrogate.top_k + min(empty_rounds(ctx), loop.widen_rounds) * loop.widen_drafts
+    return (ctx.sel.surrogate.top_k + min(empty_rounds(ctx), loop.widen_rounds) * loop.widen_drafts
+            + paced_extra(ctx))
 
 
 async def screen(ctx: RoundContext, cands: list[Cand]) -> list[Cand]:

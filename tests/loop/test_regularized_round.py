@@ -157,9 +157,23 @@ def test_proposer_model_none_runs_the_operators_only(tmp_path):
 
 def test_rounds_without_an_acceptance_widen_the_search(tmp_path):
     never = MockBackend(lambda r: "positive")  # nothing can ever be accepted
-    summary = run(str(tmp_path / "s.db"), policy=never, rounds=3)
+    summary = run(str(tmp_path / "s.db"), policy=never, rounds=3, proposer={"pace_drafts": 0})
     produced = [sum(d["produced"] for d in r["drafts"].values()) for r in summary["rounds"]]
     assert produced[1] > produced[0] and produced[2] > produced[1]
+
+
+def test_an_unspent_budget_buys_more_drafts_and_is_never_overspent(tmp_path):
+    def drafts(summary):
+        return [sum(d["produced"] for d in r["drafts"].values()) for r in summary["rounds"]]
+
+    paced = run(str(tmp_path / "p.db"), run_id="p", rounds=3, budget=6000)
+    fixed = run(str(tmp_path / "f.db"), run_id="f", rounds=3, budget=6000, proposer={"pace_drafts": 0})
+    assert drafts(paced)[0] == drafts(fixed)[0], "round 0 has nothing to pace on"
+    assert sum(drafts(paced)[1:]) > sum(drafts(fixed)[1:])
+    assert paced["rollouts_spent"] > fixed["rollouts_spent"] and paced["rollouts_spent"] <= 6000
+    tight = run(str(tmp_path / "t.db"), run_id="t", rounds=3, budget=300)
+    loose = run(str(tmp_path / "l.db"), run_id="l", rounds=3, budget=300, proposer={"pace_drafts": 0})
+    assert drafts(tight) == drafts(loose), "a budget the rounds use up buys no extra drafts"
 
 
 def test_the_screen_filters_at_the_default_draft_count(tmp_path):
