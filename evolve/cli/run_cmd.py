@@ -76,6 +76,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
                   f"failed rollouts {summary['failed_rollouts']}, candidates {summary['candidates']}")
     if summary.get("stopped"):
         console.print(f"stopped early: {summary['stopped']}")
+    for flag in summary.get("flags") or []:
+        console.print(f"warning: {flag}", style="bold yellow", markup=False)
     _print_rounds(summary)
     if summary["accepted_edits"]:
         console.rule("accepted edits")
@@ -110,8 +112,8 @@ def _print_rounds(summary: dict[str, Any]) -> None:
 
 
 def _json_summary(summary: dict[str, Any]) -> str:
-    keys = ("run_id", "seed", "best", "baselines", "predictions", "seed_id", "best_id", "rollouts_spent", "budget",
-            "budget_spent", "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped",
+    keys = ("run_id", "seed", "best", "baselines", "flags", "predictions", "seed_id", "best_id", "rollouts_spent",
+            "budget", "budget_spent", "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped",
             "proposer_disabled", "rounds")
     return json.dumps({k: summary.get(k) for k in keys}, indent=2, default=str)
 

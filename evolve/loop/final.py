@@ -58,8 +58,26 @@ async def final_report(ctx: RoundContext) -> dict[str, Any]:
         if bench.labels:
             majority_label, share = majority_baseline(tasks)
             summary["baselines"][label] = {"majority": share, "majority_label": majority_label}
+    summary["flags"] = flags(summary)
     summary.update(_lineage_facts(ctx, st, seed_id, best_id))
     return summary
+
+
+def flags(summary: dict[str, Any]) -> list[str]:
+    """Warnings on the reported scores: a best harness below the seed, or below the majority-class
+    baseline (a harness that scores under "always answer the most frequent label" has learned nothing)."""
+    out = []
+    for suite, best in summary["best"].items():
+        score, seed = best.get("score"), summary["seed"].get(suite, {}).get("score")
+        if score is None:
+            continue
+        if seed is not None and score < seed:
+            out.append(f"{suite}: best {score:.3f} is below the seed's {seed:.3f}")
+        base = summary["baselines"].get(suite)
+        if base and base.get("majority") is not None and score < base["majority"]:
+            out.append(f"{suite}: best {score:.3f} is below the majority-class baseline {base['majority']:.3f} "
+                       f"(always {base['majority_label']!r})")
+    return out
 
 
 def _lineage_facts(ctx: RoundContext, st: LoopState, seed_id: str, best_id: str) -> dict[str, Any]:
