@@ -61,6 +61,7 @@ Screen = Callable[[str, list[str]], Awaitable[str | None]]
 Qualify = Callable[[str], Awaitable[float | None]]
 """`qualify(candidate_id)` for a fully evaluated candidate: its objective when admissible, else None."""
 PRIOR_VAR, PRIOR_N = 0.25, 1.0
+"""Prior on the variance of a paired difference (shrinks early estimates toward wide bounds)."""
 
 
 def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, rng: random.Random) -> list[str]:
@@ -84,7 +85,6 @@ def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, 
         u = rng.random()
         keyed += [((i + u) / len(members), rng.random(), task) for i, task in enumerate(members)]
     return [task for _, _, task in sorted(keyed)]
-"""Prior on the variance of a paired difference (shrinks early estimates toward wide bounds)."""
 
 
 @dataclass(frozen=True)
