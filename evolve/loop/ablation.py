@@ -5,7 +5,7 @@ Every round, the accepted candidate (not accepted in this round) whose ablation 
 paired, on the acceptance split. The left-out edits are pruned when they are
 
 - too small: the ablation is not worse than the incumbent beyond the noise band
-  (`pruner.should_prune`), or
+  (`pruner.should_prune`) and not costlier than it, or
 - too expensive: what they add does not pay for their policy tokens under the cost rule
   (ΔC_edit > β0 + β1·ΔS_edit, with ΔS_edit and ΔC_edit the incumbent's gain and relative cost over
   the ablation),

@@ -121,12 +121,15 @@ def ablations(seed: Harness, accepted_chain: Sequence[Sequence[Edit]]) -> list[A
 def prune_verdict(delta_s: float, band: float, dc_edit: float, guards: Sequence[str], acc: Any) -> tuple[bool, str]:
     """(prune?, why) for an ablation with score difference `delta_s` (ablation − incumbent) within noise
     band `band`, where the left-out edits cost `dc_edit` relative tokens: prune when they are too small
-    (`should_prune`) or too expensive (ΔC_edit > β0 + β1·ΔS_edit under the cost rule), and the
-    ablation passes the guards."""
+    (`should_prune`, and they do not save tokens: ΔC_edit ≥ −tolerance) or too expensive
+    (ΔC_edit > β0 + β1·ΔS_edit under the cost rule), and the ablation passes the guards."""
     if guards:
         return False, "guard: " + "; ".join(guards)
     if should_prune(delta_s, band):
-        return True, f"no effect beyond the noise band: ablation ΔS {delta_s:+.3f} >= −δ {-band:.3f}"
+        if dc_edit >= -acc.cost_tolerance:
+            return True, f"no effect beyond the noise band: ablation ΔS {delta_s:+.3f} >= −δ {-band:.3f}"
+        return False, (f"needed: the edits save tokens (ΔC_edit {dc_edit:+.2f}), so leaving them out costs more "
+                       f"for an ablation ΔS of {delta_s:+.3f}")
     gain = -delta_s
     if acc.cost_rule and dc_edit > acc.beta0 + acc.beta1 * gain + 1e-12:
         return True, (f"too expensive: the edits cost ΔC {dc_edit:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{gain:.3f} "
@@ -136,6 +139,7 @@ def prune_verdict(delta_s: float, band: float, dc_edit: float, guards: Sequence[
 
 def should_prune(delta_s: float, band: float) -> bool:
     """Prune an accepted candidate when its ablation is not worse than the incumbent beyond the noise
-    band (ΔS = ablation − incumbent >= −band): the left-out edits add nothing measurable, and the
-    ablation is never costlier than the incumbent it was cut from."""
+    band (ΔS = ablation − incumbent >= −band): the left-out edits add nothing measurable.
+    `prune_verdict` adds that the ablation must not be costlier (edits such as a lower `max_tokens`
+    save tokens, and leaving them out is no simplification worth a loss)."""
     return delta_s >= -band

@@ -10,7 +10,10 @@ denominator. For each candidate, in order:
    policy tokens per task);
 4. |ΔS| ≤ δ (within the noise band): admitted when cheaper (ΔC < −tol), or cost-neutral
    (|ΔC| ≤ tol) with structural novelty ν ≥ 1;
-5. ΔS < −δ: rejected as a regression.
+5. ΔS < −δ: rejected as a regression;
+6. with `beat_incumbent` (default), an otherwise admissible candidate whose objective is not above
+   the incumbent's (0) is rejected: on a small split δ is wide, and "within the band and 3% cheaper"
+   would otherwise accept an estimated loss of several points.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -223,6 +226,11 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
                         crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate,
                         incumbent_predictions=incumbent.predictions)
     admissible, rule, reason, allowed = _judge(st, cand.novelty, guards, best_ever, acc)
+    if admissible and acc.beat_incumbent and not acc.greedy:
+        objective = _objective(st, cand.novelty, acc)
+        if objective <= 0:
+            admissible, rule = False, "objective"
+            reason = f"{reason}, but objective {objective:.2f} <= 0 (the incumbent's): not worth its score change"
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
 
 

@@ -56,6 +56,10 @@ class AcceptanceConfig(_Strict):
     """Objective weight per unit of relative cost."""
     w_n: float = 0.5
     """Objective bonus per new structural component (novelty ν)."""
+    beat_incumbent: bool = True
+    """Admit only candidates whose objective is above the incumbent's own (0): the incumbent stands in
+    the argmax too, so a within-band candidate must pay for its estimated score change with its token
+    saving (or novelty) at the w_s : w_c : w_n rate. Off: RRSI's literal rule (any cheaper one)."""
 
 
 class GuardsConfig(_Strict):

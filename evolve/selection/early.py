@@ -159,6 +159,10 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         if not acc.within_band or not (cheaper or novel):
             return (f"cannot gain beyond the noise band (ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} "
                     f"tasks) and is not cheaper (ΔC {dc:+.2f}, ν {p.candidate.novelty})")
+        best_objective = acc.w_s * high - acc.w_c * dc + acc.w_n * p.candidate.novelty
+        if acc.beat_incumbent and best_objective <= 0:
+            return (f"cannot beat the incumbent's objective: {best_objective:.2f} <= 0 even at the ΔS upper bound "
+                    f"{high:+.3f} after {n} tasks (ΔC {dc:+.2f})")
     elif acc.cost_rule and dc > acc.beta0 + acc.beta1 * high + 1e-12:
         return (f"cost rule cannot be met: ΔC {dc:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{high:.3f} even at the "
                 f"ΔS upper bound after {n} tasks")

@@ -222,6 +222,8 @@ def test_prune_verdicts_for_small_and_expensive_edits():
     assert prune and "too expensive" in why
     assert not prune_verdict(-0.30, 0.03, 2.0, [], acc)[0]  # 30 points pay for it
     assert not prune_verdict(-0.01, 0.03, 0.5, ["collapse"], acc)[0]
+    saver, why = prune_verdict(-0.02, 0.03, -0.10, [], acc)  # the edits save 10% of the tokens
+    assert not saver and why.startswith("needed")
 
 
 def test_eval_reuses_the_splits_of_a_run(tmp_path):

@@ -85,6 +85,21 @@ def test_within_band_rules():
     assert not any(x.admissible for x in d.values())
 
 
+def test_a_within_band_loss_must_be_paid_for_by_its_saving():
+    # delta 0.10: a 5-point loss is within the band. 3% fewer tokens: objective 100*-0.05 - 2*-0.03 < 0.
+    inc = ev("inc", 60, tokens=100)
+    small_saving = ev("small_saving", 55, tokens=97)
+    big_saving = ev("big_saving", 60, tokens=40)
+    res, d = decide([small_saving, big_saving], inc, config=cfg(delta=0.10))
+    assert not d["small_saving"].admissible and d["small_saving"].stats["rule"] == "objective"
+    assert "objective -4.94 <= 0" in d["small_saving"].reason
+    assert d["big_saving"].admissible and res.winner_id == "big_saving"
+    res, d = decide([small_saving], inc, config=cfg(delta=0.10))
+    assert res.winner_id is None, "the incumbent (objective 0) beats a candidate with a negative objective"
+    res, d = decide([small_saving], inc, config=cfg(delta=0.10, beat_incumbent=False))
+    assert res.winner_id == "small_saving" and d["small_saving"].stats["rule"] == "neutral-cheaper"
+
+
 def test_regression_is_rejected():
     _, d = decide([ev("worse", 40)], ev("inc", 50), best_ever=0.4)
     assert d["worse"].stats["rule"] == "regression" and not d["worse"].accepted

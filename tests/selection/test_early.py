@@ -46,6 +46,17 @@ def test_regression_and_no_gain_without_being_cheaper():
     assert verdict(cheaper, 100) is None, "a cheaper candidate within the band may be admissible"
 
 
+def test_a_within_band_candidate_that_cannot_pay_for_its_loss_is_stopped():
+    base = {t for t, v in INC.rewards.items() if v[0]}
+    slightly_cheaper = ev("c", base - set(IDS[:24]), {}, tokens=97.0)
+    why = verdict(slightly_cheaper, 40)
+    assert why and "cannot beat the incumbent's objective" in why
+    off = SelectionConfig.model_validate({"acceptance": {"beat_incumbent": False}})
+    assert verdict(slightly_cheaper, 40, off) is None
+    much_cheaper = ev("m", base - set(IDS[:4]), {}, tokens=50.0)
+    assert verdict(much_cheaper, 40) is None, "a saving may still pay for a loss that small"
+
+
 def test_cost_rule_and_greedy():
     better = ev("b", {t for i, t in enumerate(IDS) if i % 4 in (0, 1)}, {}, tokens=5000.0)
     assert "cost rule" in verdict(better, 60)
