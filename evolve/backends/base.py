@@ -59,6 +59,10 @@ class Request:
     """Constrain the output to this JSON schema where the backend can."""
     tools: tuple[dict[str, Any], ...] = field(default=(), hash=False)
     """OpenAI-style function definitions offered for native tool calling (backends with `native_tools`)."""
+    choices: tuple[str, ...] = ()
+    """Score these replies instead of generating (backends with `scores_choices`): the Completion's
+    `choice_logprobs` holds, in order, the log-probability of each choice as the start of the
+    assistant reply, and its `text` is the most likely choice."""
 
     def cache_key_data(self, model: str) -> dict[str, Any]:
         """Everything that determines the answer (the role is not part of it)."""
@@ -73,6 +77,8 @@ class Request:
         }
         if self.tools:
             data["tools"] = list(self.tools)
+        if self.choices:
+            data["choices"] = list(self.choices)
         return data
 
 
@@ -89,6 +95,8 @@ class Completion:
     error: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     """Native function calls of the reply (empty with the text protocol)."""
+    choice_logprobs: tuple[float, ...] = ()
+    """For a request with `choices`: the log-probability of each choice, in order (else empty)."""
 
     @property
     def ok(self) -> bool:
@@ -101,6 +109,18 @@ def native_tools(backend: Any) -> bool:
     seen = 0
     while backend is not None and seen < 16:
         flag = getattr(backend, "native_tools", None)
+        if flag is not None:
+            return bool(flag)
+        backend, seen = getattr(backend, "inner", None), seen + 1
+    return False
+
+
+def scores_choices(backend: Any) -> bool:
+    """Whether `backend` (or the backend a wrapper holds as `inner`) answers `Request.choices` with
+    `Completion.choice_logprobs`."""
+    seen = 0
+    while backend is not None and seen < 16:
+        flag = getattr(backend, "scores_choices", None)
         if flag is not None:
             return bool(flag)
         backend, seen = getattr(backend, "inner", None), seen + 1
@@ -122,6 +142,9 @@ class Backend(Protocol):
     - A backend with `native_tools = True` sends `Request.tools` as function definitions and returns
       the calls in `Completion.tool_calls`; others ignore `tools` (the runtime then uses the text
       protocol). Wrappers expose the backend they hold as `inner`.
+    - A backend with `scores_choices = True` answers a request with `choices` by scoring them (no
+      generation): `choice_logprobs` has one finite log-probability per choice, and `text` is the
+      most likely choice. Others leave `choice_logprobs` empty (the runtime refuses such a harness).
     """
 
     name: str

@@ -65,7 +65,7 @@ class CachedBackend:
         elapsed = time.perf_counter() - start
         calls = tuple(ToolCall(*call) for call in entry.get("tool_calls", ()))
         return Completion(entry["text"], usage, elapsed, model=self.name, role=request.role, cached=True,
-                          tool_calls=calls)
+                          tool_calls=calls, choice_logprobs=tuple(entry.get("choice_logprobs", ())))
 
     def _store(self, request: Request, completion: Completion) -> None:
         if not completion.ok or not is_cacheable(request):
@@ -77,6 +77,8 @@ class CachedBackend:
         }
         if completion.tool_calls:
             entry["tool_calls"] = [[c.id, c.name, c.arguments] for c in completion.tool_calls]
+        if completion.choice_logprobs:
+            entry["choice_logprobs"] = list(completion.choice_logprobs)
         self._cache.set(cache_key(request, self.name), entry)
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:

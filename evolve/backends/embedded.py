@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import importlib.util
+import itertools
 import json
 import os
 import threading
@@ -126,29 +127,54 @@ def grammar_for(schema: dict[str, Any]) -> Any:
         return grammar
 
 
+def _log_softmax(llm: Any) -> Any:
+    """Log-probabilities of the next token after the tokens evaluated last."""
+    import llama_cpp
+    import numpy as np
+
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),))
+    logits = logits.astype(np.float64)
+    top = logits.max()
+    return logits - top - np.log(np.exp(logits - top).sum())
+
+
 class EmbeddedBackend:
     """SmolLM2 (or another GGUF chat model in ChatML) run in-process; see the module docstring."""
+
+    scores_choices = True
+    """Answers `Request.choices` by scoring them (`_score`)."""
 
     def __init__(self, path: str | Path | None = None, name: str = "embedded") -> None:
         self.name = name
         self._model = shared_model(Path(path) if path is not None else None)
 
     def complete_one(self, request: Request) -> Completion:
-        """Complete one request synchronously (holds the model lock while generating)."""
+        """Complete (or, with `choices`, score) one request synchronously, holding the model lock."""
         start = time.perf_counter()
+        logprobs: tuple[float, ...] = ()
         try:
-            text, usage = self._generate(request)
+            prompt = self._prompt(request)
+            if request.choices:
+                logprobs, usage = self._score(prompt, request.choices)
+                text = request.choices[max(range(len(logprobs)), key=logprobs.__getitem__)]
+            else:
+                text, usage = self._generate(request, prompt)
         except Exception as exc:  # a failed generation (context overflow, bad grammar) is a failed completion
             elapsed = time.perf_counter() - start
             return Completion("", latency_s=elapsed, model=self.name, role=request.role, error=f"embedded: {exc}")
-        return Completion(text, usage, time.perf_counter() - start, model=self.name, role=request.role)
+        return Completion(text, usage, time.perf_counter() - start, model=self.name, role=request.role,
+                          choice_logprobs=logprobs)
 
-    def _generate(self, request: Request) -> tuple[str, Usage]:
-        llm = self._model.llm
-        prompt = llm.tokenize(render_chatml(request.messages).encode("utf-8"), add_bos=False, special=True)
-        room = N_CTX - len(prompt)
-        if room <= 0:
+    def _prompt(self, request: Request) -> list[int]:
+        prompt = self._model.llm.tokenize(render_chatml(request.messages).encode("utf-8"), add_bos=False,
+                                          special=True)
+        if len(prompt) >= N_CTX:
             raise ValueError(f"prompt of {len(prompt)} tokens does not fit the context of {N_CTX} tokens")
+        return prompt
+
+    def _generate(self, request: Request, prompt: list[int]) -> tuple[str, Usage]:
+        llm = self._model.llm
+        room = N_CTX - len(prompt)
         grammar = grammar_for(request.json_schema) if request.json_schema is not None else None
         with self._model.lock:
             out = llm.create_completion(
@@ -162,6 +188,31 @@ class EmbeddedBackend:
             )
         usage = out["usage"]
         return out["choices"][0]["text"], Usage(usage["prompt_tokens"], usage["completion_tokens"])
+
+    def _score(self, prompt: list[int], choices: Sequence[str]) -> tuple[tuple[float, ...], Usage]:
+        """Log-probability of each choice as the start of the reply. The prompt is evaluated once, from
+        an empty state (reusing a shared prefix, as llama.cpp's generation does, shifts the logits by up
+        to 0.1 depending on what ran before, which can flip a close choice), then each choice's tokens
+        one at a time from the prompt's state."""
+        llm = self._model.llm
+        scored: list[float] = []
+        extra = 0
+        with self._model.lock:
+            llm.reset()
+            llm.eval(prompt)
+            first = _log_softmax(llm)
+            for choice in choices:
+                tokens = llm.tokenize(choice.encode("utf-8"), add_bos=False, special=False)
+                if not tokens or len(prompt) + len(tokens) > N_CTX:
+                    raise ValueError(f"choice {choice!r} cannot be scored in the context of {N_CTX} tokens")
+                total = float(first[tokens[0]])
+                llm.n_tokens = len(prompt)  # back to the prompt: eval drops the cache beyond it
+                for prev, token in itertools.pairwise(tokens):
+                    llm.eval([prev])
+                    total += float(_log_softmax(llm)[token])
+                extra += len(tokens)
+                scored.append(total)
+        return tuple(scored), Usage(len(prompt), extra)
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
         """Complete requests one after another on the model's own thread (one call at a time)."""

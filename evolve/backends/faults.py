@@ -5,8 +5,8 @@ instead with one of four faults:
 
 - `error`: a transient failure (as after exhausted retries): a Completion with `error` set;
 - `timeout`: waits `delay_s`, then a Completion with a timeout `error`;
-- `empty`: a successful but empty answer;
-- `garbage`: a successful answer of random printable noise.
+- `empty`: a successful but empty answer (for a request with `choices`: equal scores);
+- `garbage`: a successful answer of random printable noise (with `choices`: random scores).
 
 Whether a request gets a fault, and which, depends only on the seed, the request's content and its
 role (a hash, not a call counter), so a run is reproducible, concurrency does not change it, and a
@@ -115,6 +115,11 @@ class FaultyBackend:
                 await asyncio.sleep(self.rates.delay_s)
             return Completion("", error=f"Timeout: injected fault (no answer within {self.rates.delay_s:g}s)",
                               **base)
+        if request.choices:  # a scoring request: an uninformative or a random score per choice
+            rng = random.Random(f"{self.rates.seed}:{kind}:{request.cache_key_data('')}")
+            logprobs = tuple(-1.0 if kind == "empty" else -20.0 * rng.random() for _ in request.choices)
+            best = max(range(len(logprobs)), key=logprobs.__getitem__)
+            return Completion(request.choices[best], choice_logprobs=logprobs, **base)
         if kind == "empty":
             return Completion("", **base)
         return Completion(_garbage(request, self.rates.seed), **base)

@@ -8,6 +8,10 @@ Three modes, like DSPy's DummyLM and inspect's mockllm:
 - a callable: `MockBackend(fn)` with `fn(request) -> str` (exceptions become failed completions); it
   may also return a `Completion` (e.g. with native `tool_calls` when built with `native_tools=True`).
 
+A request with `choices` is scored (`scores_choices`): the choice the answer text names (equal,
+else contained, ignoring case) gets log-probability −0.1 and every other −5.0 (all −3.0 when it
+names none); a callable may instead return a `Completion` with its own `choice_logprobs`.
+
 Usage is faked from word counts so accounting code runs. `history` keeps every request. By default
 the mock has no native tool calling, so the runtime talks to it with the text protocol.
 
@@ -38,9 +42,11 @@ class MockBackend:
     """Deterministic, zero-latency backend (see module docstring)."""
 
     def __init__(self, responses: Responder = None, default: str | None = None, name: str = "mock", *,
-                 native_tools: bool = False, latency_s: float = 0.0, concurrency: int = 4) -> None:
+                 native_tools: bool = False, scores_choices: bool = True, latency_s: float = 0.0,
+                 concurrency: int = 4) -> None:
         self.name = name
         self.native_tools = native_tools
+        self.scores_choices = scores_choices
         self.latency_s = latency_s
         self.concurrency = concurrency
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -86,6 +92,8 @@ class MockBackend:
             return Completion("", Usage(prompt_tokens, 0), model=self.name, role=request.role, error=str(exc))
         if isinstance(text, Completion):
             return text
+        if request.choices and self.scores_choices:
+            return _scored(request, text, Usage(prompt_tokens, len(request.choices)), self.name)
         return Completion(text, Usage(prompt_tokens, len(text.split())), model=self.name, role=request.role)
 
     async def complete(self, requests: Sequence[Request]) -> list[Completion]:
@@ -101,6 +109,15 @@ class MockBackend:
             await asyncio.sleep(self.latency_s)
             completion = self.complete_one(request)
         return replace(completion, latency_s=self.latency_s)
+
+
+def _scored(request: Request, text: str, usage: Usage, name: str) -> Completion:
+    said = text.strip().lower()
+    named = next((i for i, c in enumerate(request.choices) if c.lower() == said), None)
+    if named is None:
+        named = next((i for i, c in enumerate(request.choices) if c.lower() in said), None)
+    logprobs = tuple(-3.0 if named is None else -0.1 if i == named else -5.0 for i in range(len(request.choices)))
+    return Completion(request.choices[named or 0], usage, model=name, role=request.role, choice_logprobs=logprobs)
 
 
 def mock_from_spec(spec: str, concurrency: int = 4) -> MockBackend:

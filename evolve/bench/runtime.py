@@ -4,7 +4,8 @@
 the benchmark's environment has one, runs the multi-turn agent loop (`evolve.bench.agent`: all
 conversations' turns go to `backend.complete` as one batch; tool calls run in the sandbox), extracts
 the answer (`control.answer`), scores it (a workspace verifier sees the final workspace), and
-combines samples by majority vote (at temperature 0 one sample stands for all). A failed call, tool
+combines samples by majority vote (at temperature 0 one sample stands for all). A harness that
+answers by choice (`control.choice`) is scored instead of generated (`evolve.bench.choice`). A failed call, tool
 or hit limit is a scored failure (reward 0, error kept), never an exception. The environment travels
 with the benchmark's verifier (`verifier.environment`), so `evaluate(harness, tasks, backend,
 verifier, trials=, seed=)` needs no other argument.
@@ -25,6 +26,7 @@ from typing import Any
 
 from evolve.backends.base import Backend, Completion, Request, native_tools
 from evolve.bench.agent import AgentContext, Conversation, converse, start
+from evolve.bench.choice import choose
 from evolve.bench.context import Notebook
 from evolve.bench.environment import Environment, environment_of
 from evolve.bench.task import Task
@@ -101,7 +103,10 @@ def sample_seed(seed: int, task_id: str, trial: int, sample: int) -> int:
 
 
 def effective_samples(harness: Harness) -> int:
-    """Samples actually drawn: greedy decoding (temperature 0) gives the same text every time, so one."""
+    """Samples actually drawn: greedy decoding (temperature 0) gives the same text every time, so one;
+    a harness that answers by choice scores its labels once."""
+    if harness.control.choice.labels:
+        return 1
     return harness.control.samples if harness.control.temperature > 0 else 1
 
 
@@ -198,8 +203,31 @@ def _conversation(harness: Harness, task: Task, trial: int, sample: int, env: En
     return conv
 
 
+async def _chosen_units(harness: Harness, units: list[tuple[Task, int]], backend: Backend,
+                        verifier: Verifier) -> list[RolloutResult]:
+    """Rollouts of a harness that answers by choice (`evolve.bench.choice`): one scoring call per task."""
+    chosen = await choose(harness, [task.input for task, _ in units], backend, _complete)
+    results = []
+    for (task, trial), c in zip(units, chosen, strict=True):
+        if c.answer is None:
+            result = VerifierResult(0.0, False, None, f"error: {c.error}")
+        else:
+            result = await _score(verifier, task, c.answer)
+        evidence = {"scores": c.scores, **({"prior": c.prior} if c.prior is not None else {})}
+        trajectory = [{"role": "user", "content": str(task.input)},
+                      {"role": "assistant", "content": c.answer or ""},
+                      {"role": "choice", "content": json.dumps(evidence)},
+                      {"role": "verifier", "content": result.detail}]
+        results.append(RolloutResult(task_id=task.id, trial=trial, reward=result.reward, prediction=c.answer,
+                                     parsed=result.parsed, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
+                                     latency_s=c.latency_s, error=c.error, trajectory=trajectory))
+    return results
+
+
 async def _run_units(harness: Harness, units: list[tuple[Task, int]], backend: Backend, verifier: Verifier,
                      seed: int, env: Environment) -> list[RolloutResult]:
+    if harness.control.choice.labels:
+        return await _chosen_units(harness, units, backend, verifier)
     samples = effective_samples(harness)
     native = bool(agent_tools(harness)) and harness.control.tool_protocol != "text" and native_tools(backend)
     notes = Notebook(harness.memory) if harness.memory.scope == "batch" else None

@@ -219,7 +219,7 @@ def _apply_control(data: dict[str, Any], edit: Edit) -> None:
     control = dict(data["control"])
     if "." in field:
         group, key = field.split(".", 1)
-        control[group] = {**control[group], key: edit.value}
+        control[group] = {**control.get(group, {}), key: edit.value}
     else:
         control[field] = edit.value
     data["control"] = _validated(Control, control, "control")

@@ -155,6 +155,48 @@ class Flow(_Strict):
     """Extra turns granted after failed tool calls (with a hint to fix the call), at most this many."""
 
 
+class Choice(_Strict):
+    """Answer by choosing one of fixed labels (`control.choice`) instead of generating text.
+
+    Each label is scored as the start of the reply (its log-probability, under the case variants
+    `label`, `Label` and `label` in lower case), and the most likely label is the answer: it can
+    never fall outside the label set. With `calibration` inputs (unlabeled task inputs, best drawn
+    label-balanced), each label's probability is first divided by its mean probability over those
+    inputs under the same prompt: calibration against the bias toward one label that a prompt and
+    its examples give the model (batch calibration on a fixed set). Needs a policy backend that
+    scores choices; answers in one step (no tools or turns)."""
+
+    labels: tuple[str, ...] = ()
+    """The answers to choose from (empty: off, the model generates its answer)."""
+    calibration: tuple[str, ...] = ()
+    """Inputs whose mean label probabilities are the prior divided out (empty: uncalibrated)."""
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        labels = tuple(label.strip() for label in v)
+        if len(labels) == 1 or len(labels) > 32:
+            raise ValueError(f"choice.labels needs 2 to 32 labels, got {len(labels)}")
+        if any(not label or len(label) > 100 for label in labels):
+            raise ValueError("choice.labels: every label is 1 to 100 characters")
+        if len({label.lower() for label in labels}) != len(labels):
+            raise ValueError("choice.labels: labels must differ (ignoring case)")
+        return labels
+
+    @field_validator("calibration")
+    @classmethod
+    def _calibration(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(v) > 64 or any(not text.strip() or len(text) > 4000 for text in v):
+            raise ValueError("choice.calibration: at most 64 inputs of 1 to 4000 characters")
+        return tuple(check_text(text, "calibration input") for text in v)
+
+    @model_validator(mode="after")
+    def _calibrated_labels(self) -> Choice:
+        if self.calibration and not self.labels:
+            raise ValueError("choice.calibration needs choice.labels")
+        return self
+
+
 class Control(_Strict):
     """Decoding and control-flow settings."""
 
@@ -180,10 +222,19 @@ class Control(_Strict):
     tool_protocol: Literal["auto", "native", "text"] = "auto"
     """How tools reach the model: native function calling where the backend supports it (`auto`,
     `native`), or the text-JSON protocol described in the system prompt (`text`)."""
+    choice: Choice = Choice()
+    """Answer by scoring fixed labels (optionally calibrated) instead of generating; see `Choice`."""
+
+    @model_validator(mode="after")
+    def _single_step_choice(self) -> Control:
+        if self.choice.labels and self.max_turns > 1:
+            raise ValueError("control.choice answers in one step: it needs max_turns 1")
+        return self
 
 
-CONTROL_FIELDS = tuple(f for f in Control.model_fields if f not in ("answer", "flow")) + (
-    "answer.mode", "answer.pattern", *(f"flow.{f}" for f in Flow.model_fields))
+CONTROL_FIELDS = tuple(f for f in Control.model_fields if f not in ("answer", "flow", "choice")) + (
+    "answer.mode", "answer.pattern", *(f"flow.{f}" for f in Flow.model_fields),
+    "choice", *(f"choice.{f}" for f in Choice.model_fields))
 
 
 class Memory(_Strict):
@@ -214,7 +265,7 @@ class Context(_Strict):
 
 MEMORY_FIELDS = tuple(Memory.model_fields)
 CONTEXT_FIELDS = tuple(Context.model_fields)
-LATER_CONTROL = ("flow", "skills_as", "tool_protocol")
+LATER_CONTROL = ("flow", "skills_as", "tool_protocol", "choice")
 """Control settings added after the format was first fixed: left out of files and the version id
 while at their defaults."""
 
@@ -308,6 +359,12 @@ class Harness(_Strict):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
                 raise ValueError(f"duplicate {what} name(s): {', '.join(dupes)}")
+        return self
+
+    @model_validator(mode="after")
+    def _choice_without_tools(self) -> Harness:
+        if self.control.choice.labels and self.tools:
+            raise ValueError("control.choice answers in one step: it cannot be combined with tools")
         return self
 
     def content(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@
   `LONG_ANSWER` characters, such as a HumanEval test suite) is screened by its informative n-grams
   like an input, and counts as copied from `LONG_ANSWER_HITS` shared n-grams on (one copied
   assertion), or from half of them when it has fewer. Label words alone are not leaks, and
-  demonstrations taken from the demo pool are allowed.
+  demonstrations and calibration inputs (`control.choice`) taken from the demo pool are allowed.
 - `LLMCritic`: asks a model whether the edits are reusable mechanisms or benchmark-specific, with
   the rubric template `selectors/critic_review.md.j2`, a JSON verdict and bounded repair. It fails
   closed: when the critic model gives no valid verdict (the call failed, or the reply stayed
@@ -196,13 +196,27 @@ class LeakageCritic:
         return bool(values) and all(isinstance(v, dict) and str(v.get("input")) in self.demo_inputs
                                     for v in values)
 
+    def _without_demo_calibration(self, edit: Edit) -> Edit | None:
+        """The edit less calibration inputs copied from the demo pool (`control.choice`); None when
+        nothing else is left to screen."""
+        if edit.component != "control" or edit.target not in ("choice", "choice.calibration"):
+            return edit
+        inputs = edit.value.get("calibration") if edit.target == "choice" and isinstance(edit.value, dict) \
+            else edit.value
+        if not isinstance(inputs, list) or not all(str(text) in self.demo_inputs for text in inputs):
+            return edit
+        if edit.target == "choice.calibration":
+            return None
+        return edit.model_copy(update={"value": {**edit.value, "calibration": []}})
+
     async def review(self, parent: Harness, candidate: Harness, edits: list[Edit], ctx: Any = None) -> CriticVerdict:
         known = _parent_lines(parent)
         findings: dict[str, list[str]] = {}
         for position, edit in enumerate(edits, start=1):
-            if self._from_demo(edit):
+            screened = None if self._from_demo(edit) else self._without_demo_calibration(edit)
+            if screened is None:
                 continue
-            found = self.index.findings(introduced_text(edit, parent, known))
+            found = self.index.findings(introduced_text(screened, parent, known))
             if found:
                 findings[f"edit {position} ({edit.summary()})"] = found
         if not findings:

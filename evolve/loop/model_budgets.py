@@ -14,6 +14,8 @@ gets T/8 tokens, at most the model's output limit (512 to 4096).
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,12 +49,23 @@ def derive(context_tokens: int, max_output_tokens: int | None = None) -> dict[st
             "proposer_max_tokens": _clamp(reply, 512, 4096)}
 
 
-def litellm_window(model: str) -> tuple[int, int | None] | None:
-    """(max input tokens, max output tokens) from litellm's model map, None when it has no entry."""
-    try:
-        import litellm
+def _inner_model(model: str) -> str:
+    """The model a `faulty:SPEC:MODEL` wrapper holds (the model string itself otherwise)."""
+    while model.startswith("faulty:") and model.count(":") >= 2:
+        model = model.split(":", 2)[2]
+    return model
 
-        info = litellm.get_model_info(model)
+
+def litellm_window(model: str) -> tuple[int, int | None] | None:
+    """(max input tokens, max output tokens) from litellm's model map, None when it has no entry.
+
+    The map is litellm's local copy (no download at import), and what litellm prints about an
+    unknown model is kept off stdout (which may carry a run's JSON)."""
+    try:
+        from evolve.backends.litellm_backend import import_litellm
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            info = import_litellm().get_model_info(model)
     except Exception:  # unmapped models raise; litellm missing is the same: unknown
         return None
     tokens = info.get("max_input_tokens") or info.get("max_tokens")
@@ -66,7 +79,7 @@ def window(model: str | None, profile: ModelProfile | None) -> tuple[dict[str, i
     if profile is not None:
         return derive(profile.context_tokens, profile.max_output_tokens), \
             f"run profile ({profile.context_tokens} context tokens)"
-    if model.startswith(SMALL_MODELS):
+    if _inner_model(model).startswith(SMALL_MODELS):
         return dict(SMALL), f"{model}: small limits"
     found = litellm_window(model)
     if found is None:

@@ -11,6 +11,10 @@ the loop evolve something real anyway, and every draft states an honest hypothes
   guard against rambling and against answers outside the label set;
 - `control`: samples 1→3/5 with majority vote, max_tokens up or down, greedy decoding, the answer
   extraction mode, the example placement;
+- `choice` (label tasks, a policy backend that scores choices): answer by scoring the labels
+  (`control.choice`), calibrated by the labels' mean probability over a label-balanced draw of
+  unlabeled demo inputs (a reusable guard against collapse onto one label), or uncalibrated; once
+  on, a new draw of calibration inputs, or calibration off;
 - `section_removal`: drops one system section (those in the prune set first);
 - `skill_merge`: merges two skills into one.
 
@@ -44,8 +48,12 @@ MAX_EXAMPLES = 16
 SIZES = (2, 4, 8, 16)
 """Demonstration set sizes tried (plus one and two per label for label tasks)."""
 FORMAT_SECTION = "answer-format"
+CALIBRATION_PER_LABEL = 4
+"""Calibration inputs drawn per label by the choice operator."""
+MAX_CALIBRATION = 24
+"""Most calibration inputs the choice operator draws."""
 _MODES = {"full": "the whole output", "first_line": "the first non-empty line", "last_line": "the last non-empty line"}
-_TOUCHES = {"fewshot": ("example",), "format": ("system",), "control": ("control",),
+_TOUCHES = {"fewshot": ("example",), "format": ("system",), "control": ("control",), "choice": ("control",),
             "section_removal": ("system",), "skill_merge": ("skill",), "flow": ("control",), "memory": ("memory",),
             "context": ("context",), "skill_disclosure": ("control",)}
 """Components each operator edits (for the stall directive's untried components)."""
@@ -79,13 +87,16 @@ class OperatorProposer:
     """Proposer made of programmatic operators (see module docstring); implements `Proposer`."""
 
     def __init__(self, demo_tasks: Sequence[Any], labels: Sequence[str] | None = (),
-                 operators: Sequence[str] = OPERATOR_NAMES, max_examples: int = MAX_EXAMPLES) -> None:
+                 operators: Sequence[str] = OPERATOR_NAMES, max_examples: int = MAX_EXAMPLES, *,
+                 scores_choices: bool = False) -> None:
         self.demo_tasks = list(demo_tasks)
         self.labels = tuple(labels or ())
+        self.scores_choices = scores_choices
+        """Whether the policy backend scores choices (the `choice` operator proposes nothing otherwise)."""
         self.operators = [o for o in operators if o in OPERATOR_NAMES]
         self.max_examples = max_examples
         self._generators: dict[str, Callable[[ProposerContext, random.Random], Iterator[Proposal]]] = {
-            "fewshot": self._fewshot, "format": self._format, "control": self._control,
+            "fewshot": self._fewshot, "format": self._format, "control": self._control, "choice": self._choice,
             "section_removal": self._section_removal, "skill_merge": self._skill_merge, **AGENT_OPERATORS,
         }
 
@@ -248,6 +259,43 @@ class OperatorProposer:
             why = "Asking for the bare answer keeps answers short and parseable."
         yield [Edit(op="add", component="system", target=FORMAT_SECTION, value=text, hypothesis=why,
                     origin="format")]
+
+    # -- answering by choice ---------------------------------------------------------------------
+
+    def _calibration(self, rng: random.Random) -> list[str]:
+        """Unlabeled inputs for calibration: a label-balanced draw from the demo pool, up to
+        CALIBRATION_PER_LABEL per label (at most MAX_CALIBRATION in all)."""
+        per_label = max(1, min(CALIBRATION_PER_LABEL, MAX_CALIBRATION // max(len(self.labels), 1)))
+        return [t.input for t in self._draw(per_label * len(self.labels), rng)]
+
+    def _choice(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
+        h = ctx.incumbent
+        if not self.scores_choices or len(self.labels) < 2 or h.agentic or not self._pool():
+            return
+        current = h.control.choice
+        labels = list(self.labels)
+
+        def set_choice(calibration: list[str], why: str) -> Proposal:
+            return [Edit(op="set", component="control", target="choice", origin="choice", hypothesis=why,
+                         value={"labels": labels, "calibration": calibration})]
+
+        calibrated = ("dividing each label's probability by its mean probability over {n} unlabeled inputs "
+                      "from the demo pool (label-balanced) takes out the bias toward one label that the prompt "
+                      "and its examples give the model")
+        for _ in range(2):
+            calibration = self._calibration(rng)
+            how = calibrated.format(n=len(calibration))
+            if not current.labels:
+                yield set_choice(calibration, "Scoring the labels instead of generating keeps every answer inside "
+                                              f"the label set, and {how}.")
+            else:
+                yield set_choice(calibration, f"A new draw of calibration inputs: {how}; the current draw may "
+                                              "estimate that bias badly.")
+        if not current.labels:
+            yield set_choice([], "Scoring the labels instead of generating keeps every answer inside the label set "
+                                 "(no calibration).")
+        elif current.calibration:
+            yield set_choice([], "Without calibration: tests whether dividing out the label prior helps here.")
 
     # -- control mutations -----------------------------------------------------------------------
 

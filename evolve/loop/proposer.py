@@ -26,7 +26,8 @@ from evolve.harness.model import CONTEXT_FIELDS, CONTROL_FIELDS, LATER_CONTROL, 
 from evolve.loop.novelty import Directive
 from evolve.loop.prompts import extract_json, render_prompt
 
-SINGLE_TURN_FIELDS = tuple(f for f in CONTROL_FIELDS if f.split(".")[0] not in LATER_CONTROL)
+SINGLE_TURN_FIELDS = tuple(f for f in CONTROL_FIELDS if f.split(".")[0] not in LATER_CONTROL or
+                           f.startswith("choice."))
 """Control fields shown for a single-turn harness (the agent settings only matter with turns or tools)."""
 
 _TEXT = {"type": "string"}

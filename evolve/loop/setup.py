@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evolve.backends import get_backend
+from evolve.backends.base import scores_choices
 from evolve.backends.metered import MeteredBackend
 from evolve.bench.benchmark import Benchmark, load_benchmark
 from evolve.bench.tools import attach_tools
@@ -113,7 +114,8 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
         proposer = LLMProposer(role_backend["proposer"], template_dir=loop.template_dir, max_repairs=loop.max_repairs,
                                temperature=loop.temperature, max_tokens=loop.proposer_max_tokens,
                                max_context_chars=loop.context_chars)
-    operators = OperatorProposer(demo, labels, operators=loop.operators) \
+    operators = OperatorProposer(demo, labels, operators=loop.operators,
+                                 scores_choices=scores_choices(role_backend["policy"])) \
         if loop.operator_drafts > 0 or proposer is None else None
     critic = None
     if loop.critic:

@@ -77,3 +77,21 @@ def test_embedded_missing_file_names_the_form(tmp_path):
 
     with pytest.raises(BackendError, match=r"embedded:PATH\.gguf"):
         get_backend(f"embedded:{tmp_path / 'nope.gguf'}")
+
+
+@pytest.mark.embedded
+def test_embedded_scores_choices_consistently_with_its_greedy_answer():
+    backend = get_backend("embedded", cache=False)
+    question = "What is the capital of France? Answer with the city only."
+    [greedy] = asyncio.run(backend.complete([_ask(question, max_tokens=6)]))
+    choices = (greedy.text, "Paris", "Berlin", "Madrid and Rome")
+    [scored] = asyncio.run(backend.complete([_ask(question, choices=choices)]))
+    assert scored.ok, scored.error
+    assert len(scored.choice_logprobs) == 4 and all(-100 < v < 0 for v in scored.choice_logprobs)
+    assert scored.text == greedy.text, "the greedy reply is the most likely of these"
+    by = dict(zip(choices, scored.choice_logprobs, strict=True))
+    assert by["Paris"] > by["Berlin"] > by["Madrid and Rome"]
+    assert scored.usage.prompt_tokens > 10 and scored.usage.completion_tokens >= 3
+    other = _ask("Name a color.", max_tokens=4)
+    again = asyncio.run(backend.complete([other, _ask(question, choices=choices)]))[1]
+    assert again.choice_logprobs == pytest.approx(scored.choice_logprobs, abs=1e-6), "what ran before changes nothing"

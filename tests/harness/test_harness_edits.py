@@ -137,6 +137,25 @@ def test_agent_settings_are_set_by_typed_edits(base: Harness) -> None:
     assert "valid: set" in error_of(base, op="add", component="memory", target="scope", value="turns")
 
 
+def test_answering_by_choice_is_a_typed_control_setting(base: Harness) -> None:
+    plain = Harness()
+    on = apply_edits(plain, [
+        Edit(op="set", component="control", target="choice.labels", value=["positive", "negative"]),
+        Edit(op="set", component="control", target="choice.calibration", value=["a review", "another review"]),
+    ])
+    assert on.control.choice.labels == ("positive", "negative") and len(on.control.choice.calibration) == 2
+    assert on.version != plain.version and "choice" not in plain.content()["control"], "off: not in the version"
+    whole = one(plain, op="set", component="control", target="choice", value={"labels": ["yes", "no"]})
+    assert whole.control.choice.labels == ("yes", "no") and whole.control.choice.calibration == ()
+    for value, message in ((["only"], "2 to 32 labels"), (["Yes", "yes"], "must differ"), (["a", ""], "1 to 100")):
+        assert message in error_of(plain, op="set", component="control", target="choice.labels", value=value)
+    assert "needs choice.labels" in error_of(plain, op="set", component="control", target="choice.calibration",
+                                             value=["x"])
+    assert "cannot be combined with tools" in error_of(base, op="set", component="control", target="choice",
+                                                       value={"labels": ["a", "b"]})
+    assert "max_turns 1" in error_of(on, op="set", component="control", target="max_turns", value=3)
+
+
 def test_edits_apply_in_order_and_later_edits_see_earlier_ones(base: Harness) -> None:
     edited = apply_edits(base, [
         Edit(op="add", component="system", target="extra", value="x"),

@@ -198,3 +198,21 @@ def test_long_answer_leak_is_rejected_by_the_critic_and_the_export_screen():
     v = run(LeakageCritic(tasks).review(parent, apply_edits(parent, [edit]), [edit]))
     assert not v.passed and "HumanEval/5's answer" in v.reason
     assert any("HumanEval/5's answer" in f for f in findings(apply_edits(parent, [edit]), SplitInfo(tasks=tasks)))
+
+
+def test_calibration_inputs_from_the_demo_pool_pass_and_evolve_inputs_are_caught():
+    evolve = parity_tasks("ev", range(40))
+    demo = parity_tasks("demo", range(100, 110))
+    parent = harness()
+    critic = LeakageCritic(evolve, labels=LABELS, demo_tasks=demo)
+
+    def choice(inputs, target="choice"):
+        value = {"labels": list(LABELS), "calibration": inputs} if target == "choice" else inputs
+        edits = [Edit(op="set", component="control", target=target, value=value)]
+        return run(critic.review(parent, apply_edits(parent, edits) if target == "choice" else parent, edits))
+
+    assert choice([demo[0].input, demo[1].input]).passed
+    assert choice([demo[0].input], target="choice.calibration").passed
+    verdict = choice([demo[0].input, evolve[5].input])
+    assert not verdict.passed and "ev-005" in verdict.reason
+    assert not choice([evolve[5].input], target="choice.calibration").passed

@@ -173,3 +173,25 @@ def test_agent_operators_leave_single_turn_draws_unchanged():
     new = OperatorProposer([])
     drafts = [_asyncio.run(p.propose(ctx, 4, _random.Random(7))) for p in (old, new)]
     assert [[e.key() for e in d.edits] for d in drafts[0]] == [[e.key() for e in d.edits] for d in drafts[1]]
+
+
+def test_choice_proposes_calibrated_label_scoring_from_the_demo_pool_only_where_the_model_scores():
+    h = harness(examples=())
+    assert propose(OperatorProposer(DEMO, LABELS, operators=["choice"]), h) == [], "the backend cannot score"
+    op = OperatorProposer(DEMO, LABELS, operators=["choice"], scores_choices=True)
+    drafts = propose(op, h, n=4, budget=1)
+    assert [d.origin for d in drafts] == ["choice"] * 3
+    values = [d.edits[0].value for d in drafts]
+    assert all(v["labels"] == list(LABELS) for v in values)
+    calibrated = [v["calibration"] for v in values if v["calibration"]]
+    assert len(calibrated) == 2 and calibrated[0] != calibrated[1], "two different draws"
+    demo_inputs = {t.input for t in DEMO}
+    for inputs in calibrated:
+        assert set(inputs) <= demo_inputs and len(inputs) == 8
+        assert Counter(int(i.split()[3]) % 2 for i in inputs) == {0: 4, 1: 4}, "label-balanced"
+    on = apply_edits(h, drafts[0].edits)
+    assert on.control.choice.calibration
+    later = [d.edits[0].value for d in propose(op, on, n=4, budget=1)]
+    assert any(v["calibration"] == [] for v in later) and all(v["calibration"] != values[0]["calibration"]
+                                                              for v in later)
+    assert propose(OperatorProposer(DEMO, (), operators=["choice"], scores_choices=True), h) == [], "open answers"
