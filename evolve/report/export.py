@@ -190,6 +190,9 @@ def control_summary(harness: Harness) -> str:
     """The control settings in one line (`temperature 0.0, max_tokens 64, ...`)."""
     c = harness.control
     answer = c.answer.mode + (f" {c.answer.pattern!r}" if c.answer.pattern else "")
+    if c.choice.labels:
+        answer = f"by choice among {len(c.choice.labels)} labels" + (
+            f" (calibrated on {len(c.choice.calibration)} inputs)" if c.choice.calibration else "")
     text = (f"temperature {c.temperature}, max_tokens {c.max_tokens}, samples {c.samples} (vote {c.vote}), "
             f"max_turns {c.max_turns}, answer {answer}")
     return text + (f", tools {', '.join(t.name for t in harness.tools)}" if harness.tools else "")
@@ -201,6 +204,10 @@ def export_notes(harness: Harness, fmt: str, out: Path) -> list[str]:
     if fmt in SETTINGS_ELSEWHERE:
         notes.append(f"{SETTINGS_ELSEWHERE[fmt]} cannot express the control settings; they are in "
                      f"{Path(out) / SETTINGS_FILE}: {control_summary(harness)}")
+    if harness.control.choice.labels:
+        notes.append("this harness answers by scoring its labels (control.choice): a runtime must score each "
+                     "label's log-probability as evolve's Agent does (load_harness(...).run); a plain chat "
+                     "completion of the prompt generates instead")
     if fmt == "prompt" and example_turns(harness):
         notes.append(f"the {len(harness.examples)} few-shot example(s) are chat turns, as evaluated: "
                      f"{Path(out) / 'messages.json'} holds the messages before the task "

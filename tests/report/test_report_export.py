@@ -295,3 +295,21 @@ def test_agent_runs_the_multi_turn_loop_on_a_copy_of_a_workspace(tmp_path):
     assert (repo / "calc.py").read_text(encoding="utf-8").endswith("a - b\n")  # the caller's folder is untouched
     assert "+    return a + b" in done.changes and [s["role"] for s in done.trajectory][:3] == ["user", "assistant",
                                                                                            "tool"]
+
+
+def test_an_exported_choice_harness_says_how_it_answers_and_runs_as_an_agent(tmp_path):
+    from evolve.report.export import control_summary, export_notes
+    from evolve.runtime import Agent
+
+    choice = {"labels": ("yes", "no"), "calibration": ("Is water wet?", "Is fire cold?")}
+    h = Harness(system=(Section(name="task", text="Answer yes or no."),), control=Control(choice=choice))
+    assert "answer by choice among 2 labels (calibrated on 2 inputs)" in control_summary(h)
+    assert any("scoring its labels" in note for note in export_notes(h, "prompt", tmp_path))
+    assert not any("scoring its labels" in note for note in export_notes(Harness(), "prompt", tmp_path))
+
+    def scorer(request):
+        text = request.messages[-1]["content"]
+        return "yes" if "sky blue" in text or "wet" in text else "no"
+
+    result = Agent(h).run("Is the sky blue?", model=MockBackend(scorer))
+    assert result.answer == "yes" and result.error is None
