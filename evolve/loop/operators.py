@@ -10,7 +10,7 @@ the loop evolve something real anyway, and every draft states an honest hypothes
 - `format`: an answer-format section (the valid labels, or "only the final answer"): a reusable
   guard against rambling and against answers outside the label set;
 - `control`: samples 1→3/5 with majority vote, max_tokens up or down, greedy decoding, the answer
-  extraction mode, the example placement;
+  extraction mode (none of these for a harness that answers by choice), the example placement;
 - `choice` (label tasks, a policy backend that scores choices): answer by scoring the labels
   (`control.choice`), calibrated by the labels' mean probability over a label-balanced draw of
   unlabeled demo inputs (a reusable guard against collapse onto one label), or uncalibrated; once
@@ -307,6 +307,8 @@ class OperatorProposer:
 
         if ctx.incumbent.examples:
             yield [self._placement(ctx.incumbent).model_copy(update={"origin": "control"})]
+        if c.choice.labels:  # a harness that answers by choice does not generate: decoding settings change nothing
+            return
         if c.samples == 1:
             for k in (3, 5):
                 edits = [set_("samples", k, f"Majority vote over {k} samples corrects unstable single answers "

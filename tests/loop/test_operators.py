@@ -6,7 +6,7 @@ from collections import Counter
 
 from loop_helpers import LABELS, harness, parity_tasks
 
-from evolve.harness import Example, apply_edits
+from evolve.harness import Edit, Example, apply_edits
 from evolve.loop.novelty import novelty_key
 from evolve.loop.operators import OperatorProposer
 from evolve.loop.proposer import Proposer, ProposerContext
@@ -195,3 +195,12 @@ def test_choice_proposes_calibrated_label_scoring_from_the_demo_pool_only_where_
     assert any(v["calibration"] == [] for v in later) and all(v["calibration"] != values[0]["calibration"]
                                                               for v in later)
     assert propose(OperatorProposer(DEMO, (), operators=["choice"], scores_choices=True), h) == [], "open answers"
+
+
+def test_control_proposes_no_decoding_settings_to_a_harness_that_answers_by_choice():
+    h = harness(examples=(Example(input="Is 2 even or odd?", output="even"),))
+    chooser = apply_edits(h, [Edit(op="set", component="control", target="choice", value={"labels": list(LABELS)})])
+    op = OperatorProposer(DEMO, LABELS, operators=["control"])
+    targets = {e.target for d in propose(op, chooser, n=8) for e in d.edits}
+    assert targets == {"examples_as"}
+    assert {"samples", "max_tokens"} <= {e.target for d in propose(op, h, n=8) for e in d.edits}
