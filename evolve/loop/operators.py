@@ -280,11 +280,11 @@ class OperatorProposer:
                          value={"labels": labels, "calibration": calibration})]
 
         calibrated = ("dividing each label's probability by its mean probability over {n} unlabeled inputs "
-                      "from the demo pool (label-balanced) takes out the bias toward one label that the prompt "
-                      "and its examples give the model")
+                      "from the demo pool (label-balanced, first {first}) takes out the bias toward one label "
+                      "that the prompt and its examples give the model")
         for _ in range(2):
-            calibration = self._calibration(rng)
-            how = calibrated.format(n=len(calibration))
+            calibration = self._calibration(rng)  # the first input names the draw: another draw, another direction
+            how = calibrated.format(n=len(calibration), first=repr(_snippet(calibration[0])))
             if not current.labels:
                 yield set_choice(calibration, "Scoring the labels instead of generating keeps every answer inside "
                                               f"the label set, and {how}.")

@@ -197,6 +197,18 @@ def test_choice_proposes_calibrated_label_scoring_from_the_demo_pool_only_where_
     assert propose(OperatorProposer(DEMO, (), operators=["choice"], scores_choices=True), h) == [], "open answers"
 
 
+def test_a_new_draw_of_calibration_inputs_is_not_taken_for_a_draw_already_tried():
+    from evolve.loop.state import HistoryEntry
+
+    h = harness(examples=())
+    op = OperatorProposer(DEMO, LABELS, operators=["choice"], scores_choices=True)
+    first = propose(op, h, n=1, budget=1, seed=0)[0].edits[0]
+    tried = [HistoryEntry(round=0, candidate_id="r.0.1", component="control", op="set", target="choice",
+                          hypothesis=first.hypothesis, delta=0.0, verdict="rejected")]
+    again = propose(op, h, n=1, budget=1, seed=1, history=tried)[0].edits[0]
+    assert again.value["calibration"] and again.value["calibration"] != first.value["calibration"]
+
+
 def test_control_proposes_no_decoding_settings_to_a_harness_that_answers_by_choice():
     h = harness(examples=(Example(input="Is 2 even or odd?", output="even"),))
     chooser = apply_edits(h, [Edit(op="set", component="control", target="choice", value={"labels": list(LABELS)})])
