@@ -103,28 +103,28 @@ class Completion:
         return self.error is None
 
 
-def native_tools(backend: Any) -> bool:
-    """Whether `backend` (or the backend a wrapper such as the cache or the meter holds) sends tool
-    definitions natively (`Request.tools`) and returns `Completion.tool_calls`."""
+def capability(backend: Any, name: str) -> bool:
+    """The boolean attribute `name` of `backend`, or of the first backend a chain of wrappers (the
+    cache, the meter, ...) holds as `inner` that sets it; False when none does."""
     seen = 0
     while backend is not None and seen < 16:
-        flag = getattr(backend, "native_tools", None)
+        flag = getattr(backend, name, None)
         if flag is not None:
             return bool(flag)
         backend, seen = getattr(backend, "inner", None), seen + 1
     return False
+
+
+def native_tools(backend: Any) -> bool:
+    """Whether `backend` (or the backend a wrapper holds) sends tool definitions natively
+    (`Request.tools`) and returns `Completion.tool_calls`."""
+    return capability(backend, "native_tools")
 
 
 def scores_choices(backend: Any) -> bool:
-    """Whether `backend` (or the backend a wrapper holds as `inner`) answers `Request.choices` with
+    """Whether `backend` (or the backend a wrapper holds) answers `Request.choices` with
     `Completion.choice_logprobs`."""
-    seen = 0
-    while backend is not None and seen < 16:
-        flag = getattr(backend, "scores_choices", None)
-        if flag is not None:
-            return bool(flag)
-        backend, seen = getattr(backend, "inner", None), seen + 1
-    return False
+    return capability(backend, "scores_choices")
 
 
 @runtime_checkable
