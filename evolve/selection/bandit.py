@@ -53,6 +53,7 @@ from evolve.errors import ConfigError
 from evolve.selection.acceptance import Decision, numpy_rng
 from evolve.selection.budget import Budget
 from evolve.selection.config import ALLOCATORS, AllocatorConfig, SelectionConfig
+from evolve.selection.guards import normalize_label
 
 Evaluate = Callable[[str, list[str]], Awaitable[dict[str, float]]]
 """`evaluate(candidate_id, task_ids)`: reward per task id (trials averaged; a missing task counts 0)."""
@@ -69,7 +70,8 @@ def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, 
 
     Each stratum is shuffled, its i-th task of n gets the position (i + u)/n with one uniform u per
     stratum, and the tasks are sorted by position (ties broken at random): systematic stratified
-    sampling. Tasks without a stratum form one of their own. Without `strata` this is a plain shuffle.
+    sampling. Labels are grouped as the guards count them
+    (`normalize_label`). Tasks without a stratum form one of their own. Without `strata` this is a plain shuffle.
     """
     order = list(task_ids)
     if not strata:
@@ -77,7 +79,7 @@ def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, 
         return order
     groups: dict[str, list[str]] = {}
     for task in order:
-        groups.setdefault(str(strata.get(task, "")).strip().lower(), []).append(task)
+        groups.setdefault(normalize_label(str(strata.get(task, ""))), []).append(task)
     keyed: list[tuple[float, float, str]] = []
     for label in sorted(groups):
         members = groups[label]

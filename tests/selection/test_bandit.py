@@ -202,3 +202,14 @@ def test_stratified_order_keeps_every_prefix_near_the_label_shares():
     plain = ids[:]
     _random.Random(3).shuffle(plain)
     assert stratified_order(ids, None, _random.Random(3)) == plain
+
+
+def test_stratified_order_groups_labels_the_way_the_guards_count_them():
+    import random as _random
+
+    from evolve.selection.bandit import stratified_order
+    ids = [f"t{i}" for i in range(30)]
+    clean = {t: ("positive" if i % 3 else "negative") for i, t in enumerate(ids)}
+    noisy = {t: (f" {v.title()}." if i % 2 else v) for i, (t, v) in enumerate(clean.items())}
+    for seed in range(5):
+        assert stratified_order(ids, noisy, _random.Random(seed)) == stratified_order(ids, clean, _random.Random(seed))
