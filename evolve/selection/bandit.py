@@ -70,8 +70,8 @@ def stratified_order(task_ids: Sequence[str], strata: Mapping[str, str] | None, 
 
     Each stratum is shuffled, its i-th task of n gets the position (i + u)/n with one uniform u per
     stratum, and the tasks are sorted by position (ties broken at random): systematic stratified
-    sampling. Labels are grouped as the guards count them
-    (`normalize_label`). Tasks without a stratum form one of their own. Without `strata` this is a plain shuffle.
+    sampling. Labels are grouped as the guards count them (`normalize_label`). Tasks without a
+    stratum form one of their own. Without `strata` this is a plain shuffle.
     """
     order = list(task_ids)
     if not strata:
