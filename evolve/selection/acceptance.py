@@ -6,8 +6,8 @@ denominator. For each candidate, in order:
 
 1. guards (non-compensatory, see `guards.py`): any message rejects;
 2. floor: S < best-ever − δ rejects;
-3. ΔS > δ (a gain): admitted when ΔC ≤ β0 + β1·ΔS (the cost rule; ΔC = relative change in
-   policy tokens per task);
+3. ΔS > δ (a gain): admitted when ΔC ≤ β0 + β1·ΔS (the cost rule; ΔC = the change in policy
+   tokens per task, ln(candidate / incumbent) by default, see `AcceptanceConfig.cost_scale`);
 4. |ΔS| ≤ δ (within the noise band): admitted when cheaper (ΔC < −tol), or cost-neutral
    (|ΔC| ≤ tol) with structural novelty ν ≥ 1;
 5. ΔS < −δ: rejected as a regression;
@@ -115,8 +115,10 @@ def numpy_rng(rng: random.Random | np.random.Generator | None) -> np.random.Gene
     return np.random.default_rng((rng or random.Random(0)).getrandbits(64))
 
 
-def relative_cost(candidate_tokens: float, incumbent_tokens: float) -> float:
-    """ΔC: relative change in policy tokens per task."""
+def relative_cost(candidate_tokens: float, incumbent_tokens: float, scale: str) -> float:
+    """ΔC: change in policy tokens per task, as a log ratio (`log`) or a relative change (`relative`)."""
+    if scale == "log":
+        return math.log(max(candidate_tokens, 1.0) / max(incumbent_tokens, 1.0))
     return (candidate_tokens - incumbent_tokens) / max(incumbent_tokens, 1.0)
 
 
@@ -197,8 +199,8 @@ def _candidate_stats(cand: Evaluation, inc_scores: np.ndarray, inc: Evaluation, 
     else:
         delta = float(cfg.delta)
     s, s_inc = float(c.mean()), float(inc_scores.mean())
-    return _Stats(s, s_inc, s - s_inc, relative_cost(cand.tokens_per_task, inc.tokens_per_task), delta, se,
-                  ci_ds, ci_s)
+    d_c = relative_cost(cand.tokens_per_task, inc.tokens_per_task, cfg.cost_scale)
+    return _Stats(s, s_inc, s - s_inc, d_c, delta, se, ci_ds, ci_s)
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
     if task_ids:
         st = _candidate_stats(cand, inc_scores, incumbent, task_ids, trials, idx, acc)
     else:
-        dc = relative_cost(cand.tokens_per_task, incumbent.tokens_per_task)
+        dc = relative_cost(cand.tokens_per_task, incumbent.tokens_per_task, acc.cost_scale)
         st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0))
     guards = run_guards(cfg.guards, predictions=cand.predictions, gold=gold, task_ids=task_ids,
                         parse_rate=cand.parse_rate, incumbent_parse_rate=incumbent.parse_rate,

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from evolve.selection.acceptance import Evaluation, score, select
+from evolve.selection.acceptance import Evaluation, relative_cost, score, select
 from evolve.selection.config import SelectionConfig, load_selection_preset
 
 N = 100
@@ -60,14 +60,15 @@ def test_floor_rejects_a_within_band_candidate_below_best_ever_minus_delta():
 
 
 def test_cost_rule_for_gainers():
-    # dS = 0.05 allows dC up to 0.10 + 40 * 0.05 = 2.10
-    config = cfg(delta=0.02, beta0=0.10, beta1=40.0)
+    # RRSI's test case on its relative scale: dS = 0.05 allows dC up to 0.10 + 40 * 0.05 = 2.10
+    config = cfg(delta=0.02, beta0=0.10, beta1=40.0, cost_scale="relative")
     inc = ev("inc", 50, tokens=100)
     _, d = decide([ev("ok", 55, tokens=100 * 3.05), ev("dear", 55, tokens=100 * 3.2)], inc, config=config)
     assert d["ok"].admissible and d["ok"].stats["allowed_dC"] == pytest.approx(2.10)
     assert not d["dear"].admissible and d["dear"].stats["rule"] == "cost"
     assert "2.10" in d["dear"].reason
-    _, d = decide([ev("dear", 55, tokens=100 * 3.2)], inc, config=cfg(delta=0.02, beta1=40.0, cost_rule=False))
+    _, d = decide([ev("dear", 55, tokens=100 * 3.2)], inc, config=cfg(delta=0.02, beta1=40.0, cost_rule=False,
+                                                                     cost_scale="relative"))
     assert d["dear"].accepted
 
 
@@ -106,15 +107,16 @@ def test_regression_is_rejected():
 
 
 def test_winner_maximizes_the_objective():
-    # w_s=100, w_c=2, w_n=0.5: big = 100*0.2 - 2*1.0 = 18; lean = 100*0.15 - 2*(-0.1) = 15.2; novel 15 + 0.5*2
+    # w_s=100, w_c=2, w_n=0.5, ΔC = ln(tokens ratio): big = 100*0.2 - 2*ln 2 = 18.61;
+    # lean = 100*0.15 - 2*ln 0.9 = 15.21; novel = 15 + 0.5*2 = 16
     inc = ev("inc", 50, tokens=100)
     cands = [ev("big", 70, tokens=200), ev("lean", 65, tokens=90), ev("novel", 65, tokens=100, novelty=2)]
     res, d = decide(cands, inc)
-    assert d["big"].stats["objective"] == pytest.approx(18.0)
-    assert d["lean"].stats["objective"] == pytest.approx(15.2)
+    assert d["big"].stats["objective"] == pytest.approx(20 - 2 * math.log(2))
+    assert d["lean"].stats["objective"] == pytest.approx(15 - 2 * math.log(0.9))
     assert d["novel"].stats["objective"] == pytest.approx(16.0)
     assert res.winner_id == "big"
-    res, _ = decide(cands, inc, config=cfg(w_c=10.0))  # cost weighs more: lean wins (15 + 1 = 16 > 10)
+    res, _ = decide(cands, inc, config=cfg(w_c=10.0))  # cost weighs more: lean wins (16.05 > 13.07 and 16)
     assert res.winner_id == "lean"
 
 
@@ -180,3 +182,28 @@ def test_decisions_are_storable():
     assert dumped["winner_id"] == "a"
     assert set(dumped["decisions"][0]["stats"]) >= {"S", "dS", "dC", "delta", "floor", "ci_dS", "guards",
                                                    "objective", "novelty"}
+
+
+def test_log_cost_scale_lets_a_gain_leave_a_very_cheap_incumbent():
+    """62 → 620 tokens per task for +15 points: a relative change of +9.0 exceeds 0.10 + 24.4·0.15 = 3.76,
+    its log ratio ln 10 = 2.30 does not. Near the incumbent's size the two scales agree."""
+    inc = ev("inc", 50, tokens=62)
+    big = ev("big", 65, tokens=620)
+    _, d = decide([big], inc, config=cfg(delta=0.05, cost_scale="relative"))
+    assert d["big"].stats["rule"] == "cost" and d["big"].stats["dC"] == pytest.approx(9.0)
+    res, d = decide([big], inc, config=cfg(delta=0.05))
+    assert res.winner_id == "big" and d["big"].stats["dC"] == pytest.approx(math.log(10))
+    near = ev("near", 65, tokens=62 * 1.1)
+    _, rel = decide([near], inc, config=cfg(delta=0.05, cost_scale="relative"))
+    _, log = decide([near], inc, config=cfg(delta=0.05))
+    assert abs(rel["near"].stats["dC"] - log["near"].stats["dC"]) < 0.01
+
+
+def test_log_cost_adds_up_along_a_path():
+    """8× in one step costs what three doublings cost; the relative scale charges the jump 7.0 and the steps 3.0."""
+    one_step = relative_cost(800.0, 100.0, "log")
+    steps = sum(relative_cost(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "log") for i in range(3))
+    assert one_step == pytest.approx(steps) == pytest.approx(math.log(8))
+    assert relative_cost(800.0, 100.0, "relative") == pytest.approx(7.0)
+    assert sum(relative_cost(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "relative") for i in range(3)) == pytest.approx(3.0)
+    assert relative_cost(50.0, 100.0, "log") == pytest.approx(-relative_cost(100.0, 50.0, "log"))
