@@ -7,7 +7,7 @@ denominator. For each candidate, in order:
 1. guards (non-compensatory, see `guards.py`): any message rejects;
 2. floor: S < best-ever − δ rejects;
 3. ΔS > δ (a gain): admitted when ΔC ≤ β0 + β1·ΔS (the cost rule; ΔC = the change in policy
-   tokens per task, ln(candidate / incumbent) by default, see `AcceptanceConfig.cost_scale`);
+   tokens per task, relative by default or ln(candidate / incumbent), see `AcceptanceConfig.cost_scale`);
 4. |ΔS| ≤ δ (within the noise band): admitted when cheaper (ΔC < −tol), or cost-neutral
    (|ΔC| ≤ tol) with structural novelty ν ≥ 1;
 5. ΔS < −δ: rejected as a regression;

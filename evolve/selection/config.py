@@ -42,12 +42,12 @@ class AcceptanceConfig(_Strict):
     """Reject candidates scoring below best-ever − δ."""
     cost_rule: bool = True
     """Gainers must satisfy ΔC ≤ β0 + β1·ΔS (ΔC = change in policy tokens per task, see `cost_scale`)."""
-    cost_scale: Literal["log", "relative"] = "log"
-    """How ΔC measures a change from the incumbent's policy tokens per task. `log`: ln(candidate /
-    incumbent), which adds up along a path (8× the tokens costs ln 8 = 2.08 in one step or as three
-    doublings) and so does not depend on how cheap the incumbent happens to be when a larger edit
-    arrives. `relative`: (candidate − incumbent) / incumbent, RRSI's literal rule (8× costs 7.0 in one
-    step but 3.0 as three doublings). The two agree for small changes (±10%: within 0.01)."""
+    cost_scale: Literal["relative", "log"] = "relative"
+    """How ΔC measures a change from the incumbent's policy tokens per task. `relative`:
+    (candidate − incumbent) / incumbent, RRSI's rule (8× the tokens costs 7.0 in one step but 3.0 as
+    three doublings, so a large edit is hard to take from a very cheap incumbent). `log`:
+    ln(candidate / incumbent), which adds up along a path (8× costs ln 8 = 2.08 either way). The two
+    agree for small changes (±10%: within 0.01)."""
     beta0: float = 0.10
     """Cost allowance of any gainer (relative tokens)."""
     beta1: float = Field(24.4, ge=0)

@@ -61,14 +61,13 @@ def test_floor_rejects_a_within_band_candidate_below_best_ever_minus_delta():
 
 def test_cost_rule_for_gainers():
     # RRSI's test case on its relative scale: dS = 0.05 allows dC up to 0.10 + 40 * 0.05 = 2.10
-    config = cfg(delta=0.02, beta0=0.10, beta1=40.0, cost_scale="relative")
+    config = cfg(delta=0.02, beta0=0.10, beta1=40.0)
     inc = ev("inc", 50, tokens=100)
     _, d = decide([ev("ok", 55, tokens=100 * 3.05), ev("dear", 55, tokens=100 * 3.2)], inc, config=config)
     assert d["ok"].admissible and d["ok"].stats["allowed_dC"] == pytest.approx(2.10)
     assert not d["dear"].admissible and d["dear"].stats["rule"] == "cost"
     assert "2.10" in d["dear"].reason
-    _, d = decide([ev("dear", 55, tokens=100 * 3.2)], inc, config=cfg(delta=0.02, beta1=40.0, cost_rule=False,
-                                                                     cost_scale="relative"))
+    _, d = decide([ev("dear", 55, tokens=100 * 3.2)], inc, config=cfg(delta=0.02, beta1=40.0, cost_rule=False))
     assert d["dear"].accepted
 
 
@@ -107,17 +106,20 @@ def test_regression_is_rejected():
 
 
 def test_winner_maximizes_the_objective():
-    # w_s=100, w_c=2, w_n=0.5, ΔC = ln(tokens ratio): big = 100*0.2 - 2*ln 2 = 18.61;
-    # lean = 100*0.15 - 2*ln 0.9 = 15.21; novel = 15 + 0.5*2 = 16
+    # w_s=100, w_c=2, w_n=0.5: big = 100*0.2 - 2*1.0 = 18; lean = 100*0.15 - 2*(-0.1) = 15.2; novel 15 + 0.5*2
     inc = ev("inc", 50, tokens=100)
     cands = [ev("big", 70, tokens=200), ev("lean", 65, tokens=90), ev("novel", 65, tokens=100, novelty=2)]
     res, d = decide(cands, inc)
-    assert d["big"].stats["objective"] == pytest.approx(20 - 2 * math.log(2))
-    assert d["lean"].stats["objective"] == pytest.approx(15 - 2 * math.log(0.9))
+    assert d["big"].stats["objective"] == pytest.approx(18.0)
+    assert d["lean"].stats["objective"] == pytest.approx(15.2)
     assert d["novel"].stats["objective"] == pytest.approx(16.0)
     assert res.winner_id == "big"
-    res, _ = decide(cands, inc, config=cfg(w_c=10.0))  # cost weighs more: lean wins (16.05 > 13.07 and 16)
+    res, _ = decide(cands, inc, config=cfg(w_c=10.0))  # cost weighs more: lean wins (15 + 1 = 16 > 10)
     assert res.winner_id == "lean"
+    # on the log scale: big = 20 - 2*ln 2 = 18.61, lean = 15 - 2*ln 0.9 = 15.21
+    _, d = decide(cands, inc, config=cfg(cost_scale="log"))
+    assert d["big"].stats["objective"] == pytest.approx(20 - 2 * math.log(2))
+    assert d["lean"].stats["objective"] == pytest.approx(15 - 2 * math.log(0.9))
 
 
 def test_no_admissible_candidate_keeps_the_incumbent():
@@ -189,13 +191,13 @@ def test_log_cost_scale_lets_a_gain_leave_a_very_cheap_incumbent():
     its log ratio ln 10 = 2.30 does not. Near the incumbent's size the two scales agree."""
     inc = ev("inc", 50, tokens=62)
     big = ev("big", 65, tokens=620)
-    _, d = decide([big], inc, config=cfg(delta=0.05, cost_scale="relative"))
+    _, d = decide([big], inc, config=cfg(delta=0.05))
     assert d["big"].stats["rule"] == "cost" and d["big"].stats["dC"] == pytest.approx(9.0)
-    res, d = decide([big], inc, config=cfg(delta=0.05))
+    res, d = decide([big], inc, config=cfg(delta=0.05, cost_scale="log"))
     assert res.winner_id == "big" and d["big"].stats["dC"] == pytest.approx(math.log(10))
     near = ev("near", 65, tokens=62 * 1.1)
-    _, rel = decide([near], inc, config=cfg(delta=0.05, cost_scale="relative"))
-    _, log = decide([near], inc, config=cfg(delta=0.05))
+    _, rel = decide([near], inc, config=cfg(delta=0.05))
+    _, log = decide([near], inc, config=cfg(delta=0.05, cost_scale="log"))
     assert abs(rel["near"].stats["dC"] - log["near"].stats["dC"]) < 0.01
 
 

@@ -59,11 +59,11 @@ def test_a_within_band_candidate_that_cannot_pay_for_its_loss_is_stopped():
 
 def test_cost_rule_and_greedy():
     better = ev("b", {t for i, t in enumerate(IDS) if i % 4 in (0, 1)}, {}, tokens=5000.0)
-    relative = SelectionConfig.model_validate({"acceptance": {"cost_scale": "relative"}})
-    assert "cost rule" in verdict(better, 60, relative), "ΔC +49 on the relative scale"
-    assert verdict(better, 60) is None, "ln 50 = 3.9 is within reach of its ΔS upper bound"
+    assert "cost rule" in verdict(better, 60), "ΔC +49 on the relative scale"
+    log = SelectionConfig.model_validate({"acceptance": {"cost_scale": "log"}})
+    assert verdict(better, 60, log) is None, "ln 50 = 3.9 is within reach of its ΔS upper bound"
     dearer = ev("d", {t for i, t in enumerate(IDS) if i % 4 in (0, 1)}, {}, tokens=100.0 * 1e6)
-    assert "cost rule cannot be met: ΔC +13.82" in verdict(dearer, 60)
+    assert "cost rule cannot be met: ΔC +13.82" in verdict(dearer, 60, log)
     greedy = SelectionConfig.model_validate({"acceptance": {"greedy": True, "delta": 0.0}})
     assert verdict(better, 60, greedy) is None
     assert "cannot gain" in verdict(ev("w", set(), {}), 60, greedy)
