@@ -27,7 +27,7 @@ from evolve.loop.context import RoundContext
 from evolve.loop.drafting import edit_dicts
 from evolve.loop.oracle import rewards_by_task, summarize
 from evolve.selection import acceptance, bandit
-from evolve.selection.acceptance import relative_cost
+from evolve.selection.acceptance import cost_change
 from evolve.selection.early import mean_bounds
 
 
@@ -86,7 +86,7 @@ async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness
         d = np.array([r.reward - inc_rewards[r.task_id] for r in records], dtype=float)
         _, _, high = mean_bounds(d, len(tasks), z)
         band = ctx.sel.acceptance.delta_z * (float(d.std(ddof=1)) if len(d) > 1 else 0.0) / math.sqrt(len(tasks))
-        dc_edit = relative_cost(summarize(inc)["policy_tokens"] or 0.0, summarize(records)["policy_tokens"] or 0.0,
+        dc_edit = cost_change(summarize(inc)["policy_tokens"] or 0.0, summarize(records)["policy_tokens"] or 0.0,
                                 ctx.sel.acceptance.cost_scale)
         pays = dc_edit <= ctx.sel.acceptance.beta0 + ctx.sel.acceptance.beta1 * -high
         return f"the edits are needed: ablation ΔS upper bound {high:+.3f} < −δ {-band:.3f}" \
@@ -113,7 +113,7 @@ def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluatio
     result = acceptance.select([abl], inc, task_ids=[task.id for task in tasks], gold=gold,
                                best_ever=st.best_ever or 0.0, cfg=ctx.sel, rng=ctx.rng("prune"))
     stats = dict(result.decisions[0].stats)
-    dc_edit = relative_cost(inc.tokens_per_task, abl.tokens_per_task, acc.cost_scale)
+    dc_edit = cost_change(inc.tokens_per_task, abl.tokens_per_task, acc.cost_scale)
     keep, why = pruner.prune_verdict(stats["dS"], stats["delta"], dc_edit, stats.get("guards") or [], acc)
     ds = stats["dS"]
     reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + why

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evolve.selection.config import AcceptanceConfig, SelectionConfig
+from evolve.selection.config import AcceptanceConfig, CostScale, SelectionConfig
 from evolve.selection.guards import run_guards
 
 
@@ -115,7 +115,7 @@ def numpy_rng(rng: random.Random | np.random.Generator | None) -> np.random.Gene
     return np.random.default_rng((rng or random.Random(0)).getrandbits(64))
 
 
-def relative_cost(candidate_tokens: float, incumbent_tokens: float, scale: str) -> float:
+def cost_change(candidate_tokens: float, incumbent_tokens: float, scale: CostScale) -> float:
     """ΔC: change in policy tokens per task, as a log ratio (`log`) or a relative change (`relative`)."""
     if scale == "log":
         return math.log(max(candidate_tokens, 1.0) / max(incumbent_tokens, 1.0))
@@ -199,7 +199,7 @@ def _candidate_stats(cand: Evaluation, inc_scores: np.ndarray, inc: Evaluation, 
     else:
         delta = float(cfg.delta)
     s, s_inc = float(c.mean()), float(inc_scores.mean())
-    d_c = relative_cost(cand.tokens_per_task, inc.tokens_per_task, cfg.cost_scale)
+    d_c = cost_change(cand.tokens_per_task, inc.tokens_per_task, cfg.cost_scale)
     return _Stats(s, s_inc, s - s_inc, d_c, delta, se, ci_ds, ci_s)
 
 
@@ -221,7 +221,7 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
     if task_ids:
         st = _candidate_stats(cand, inc_scores, incumbent, task_ids, trials, idx, acc)
     else:
-        dc = relative_cost(cand.tokens_per_task, incumbent.tokens_per_task, acc.cost_scale)
+        dc = cost_change(cand.tokens_per_task, incumbent.tokens_per_task, acc.cost_scale)
         st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0))
     guards = run_guards(cfg.guards, predictions=cand.predictions, gold=gold, task_ids=task_ids,
                         parse_rate=cand.parse_rate, incumbent_parse_rate=incumbent.parse_rate,

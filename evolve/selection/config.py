@@ -19,6 +19,7 @@ from evolve.yamlfile import read_mapping
 
 ALLOCATORS = ("successive_halving", "ucb", "thompson", "uniform")
 AllocatorName = Literal["successive_halving", "ucb", "thompson", "uniform"]
+CostScale = Literal["relative", "log"]
 
 
 class _Strict(BaseModel):
@@ -42,16 +43,16 @@ class AcceptanceConfig(_Strict):
     """Reject candidates scoring below best-ever − δ."""
     cost_rule: bool = True
     """Gainers must satisfy ΔC ≤ β0 + β1·ΔS (ΔC = change in policy tokens per task, see `cost_scale`)."""
-    cost_scale: Literal["relative", "log"] = "relative"
+    cost_scale: CostScale = "relative"
     """How ΔC measures a change from the incumbent's policy tokens per task. `relative`:
     (candidate − incumbent) / incumbent, RRSI's rule (8× the tokens costs 7.0 in one step but 3.0 as
     three doublings, so a large edit is hard to take from a very cheap incumbent). `log`:
     ln(candidate / incumbent), which adds up along a path (8× costs ln 8 = 2.08 either way). The two
     agree for small changes (±10%: within 0.01)."""
     beta0: float = 0.10
-    """Cost allowance of any gainer (relative tokens)."""
+    """Cost allowance of any gainer (in units of ΔC)."""
     beta1: float = Field(24.4, ge=0)
-    """Extra relative tokens allowed per unit of score gained."""
+    """Extra ΔC allowed per unit of score gained."""
     within_band: bool = True
     """Admit candidates within the band that are cheaper, or cost-neutral with structural novelty."""
     cost_tolerance: float = Field(0.02, ge=0)
@@ -59,7 +60,7 @@ class AcceptanceConfig(_Strict):
     w_s: float = 100.0
     """Objective weight per unit of score (100: one point per percentage point)."""
     w_c: float = 2.0
-    """Objective weight per unit of relative cost."""
+    """Objective weight per unit of ΔC."""
     w_n: float = 0.5
     """Objective bonus per new structural component (novelty ν)."""
     beat_incumbent: bool = True

@@ -30,7 +30,7 @@ from statistics import NormalDist
 import numpy as np
 from scipy.stats import beta
 
-from evolve.selection.acceptance import Evaluation, relative_cost
+from evolve.selection.acceptance import Evaluation, cost_change
 from evolve.selection.config import SelectionConfig
 from evolve.selection.guards import label_share, label_shares
 
@@ -152,7 +152,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         _, _, s_high = mean_bounds(cand, total, z)
         if s_high < best_ever - delta:
             return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
-    dc = relative_cost(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
+    dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
     if high <= delta:
         cheaper = dc < -acc.cost_tolerance
         novel = abs(dc) <= acc.cost_tolerance and p.candidate.novelty >= 1

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from evolve.selection.acceptance import Evaluation, relative_cost, score, select
+from evolve.selection.acceptance import Evaluation, cost_change, score, select
 from evolve.selection.config import SelectionConfig, load_selection_preset
 
 N = 100
@@ -203,9 +203,9 @@ def test_log_cost_scale_lets_a_gain_leave_a_very_cheap_incumbent():
 
 def test_log_cost_adds_up_along_a_path():
     """8× in one step costs what three doublings cost; the relative scale charges the jump 7.0 and the steps 3.0."""
-    one_step = relative_cost(800.0, 100.0, "log")
-    steps = sum(relative_cost(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "log") for i in range(3))
+    one_step = cost_change(800.0, 100.0, "log")
+    steps = sum(cost_change(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "log") for i in range(3))
     assert one_step == pytest.approx(steps) == pytest.approx(math.log(8))
-    assert relative_cost(800.0, 100.0, "relative") == pytest.approx(7.0)
-    assert sum(relative_cost(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "relative") for i in range(3)) == pytest.approx(3.0)
-    assert relative_cost(50.0, 100.0, "log") == pytest.approx(-relative_cost(100.0, 50.0, "log"))
+    assert cost_change(800.0, 100.0, "relative") == pytest.approx(7.0)
+    assert sum(cost_change(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "relative") for i in range(3)) == pytest.approx(3.0)
+    assert cost_change(50.0, 100.0, "log") == pytest.approx(-cost_change(100.0, 50.0, "log"))
