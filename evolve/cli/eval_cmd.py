@@ -42,7 +42,8 @@ def render_report(report: dict[str, Any]) -> None:
 
 
 def eval_command(
-    harness: Annotated[str, typer.Argument(help="Harness folder or shipped harness name.")],
+    harness: Annotated[str, typer.Argument(
+        help="Harness folder, shipped harness name, or a `json` export (harness.json or its folder).")],
     benchmark: Annotated[str | None, typer.Option("--benchmark", "-b",
                                                   help="Shipped benchmark name, folder or task file.")] = None,
     split: Annotated[str, typer.Option("--split", help="demo, evolve, validation or test.")] = "test",

@@ -151,10 +151,15 @@ def _read_examples(path: Path) -> list[dict[str, Any]]:
 
 
 def load_harness(path: str | Path) -> Harness:
-    """Load a harness folder (or a JSON bundle); raise HarnessError naming the file on any problem."""
+    """Load a harness folder, a JSON bundle, or an export folder holding only `harness.json`.
+
+    Raise HarnessError naming the file on any problem.
+    """
     path = Path(path)
     if path.is_file() and path.suffix == ".json":
         return _load_bundle(path)
+    if path.is_dir() and not (path / "harness.yaml").is_file() and (path / "harness.json").is_file():
+        return _load_bundle(path / "harness.json")
     if not path.is_dir():
         raise HarnessError(f"{path}: not a harness folder (expected a folder with harness.yaml)")
     meta_path = path / "harness.yaml"

@@ -125,3 +125,18 @@ def test_eval_of_an_agent_suite_reports_turns_and_tool_calls_and_show_prints_the
     assert "hidden tests failed" in shown.output and "mock answer" in shown.output
     missing = runner.invoke(main_app, ["show", report["run_id"], "--rollout", "nope", "--db", db])
     assert missing.exit_code == 2 and "no rollout of task 'nope'" in missing.output
+
+
+def test_eval_command_reads_a_json_export_folder(cli, tmp_path, db_url):
+    from evolve.harness import load_harness
+    from evolve.report.export import bundle
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    harness = load_harness("harnesses/minimal")
+    (folder / "harness.json").write_text(json.dumps(bundle(harness, {})), encoding="utf-8")
+    assert load_harness(folder) == harness
+    bbh = write_bbh(tmp_path / "negation.json")
+    result = CliRunner().invoke(cli, ["eval", str(folder), "-b", str(bbh), "--model", "mock", "--db", db_url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["harness_version"] == harness.version
