@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from evolve.errors import HarnessError
 from evolve.harness import Harness, render_messages
 from evolve.harness import load_harness as load_document
+from evolve.harness.io import bundle_file
 
 if TYPE_CHECKING:
     from evolve.backends.base import Backend
@@ -150,18 +151,10 @@ def _backend(model: str | Backend, api_base: str | None) -> Backend:
     return get_backend(model, api_base=api_base)
 
 
-def _bundle_file(path: Path) -> Path | None:
-    if path.is_file() and path.suffix == ".json":
-        return path
-    if path.is_dir() and not (path / "harness.yaml").is_file() and (path / "harness.json").is_file():
-        return path / "harness.json"
-    return None
-
-
 def load_harness(path: str | Path) -> Agent:
     """An Agent for a harness folder, a JSON bundle, or an export folder holding `harness.json`."""
     path = Path(path).expanduser()
-    bundle_path = _bundle_file(path)
+    bundle_path = bundle_file(path)
     if bundle_path is None:
         if _is_prompt_export(path):
             raise HarnessError(f"{path}: a prompt export (rendered text): read it with evolve.load_prompt, or "

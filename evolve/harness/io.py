@@ -150,16 +150,24 @@ def _read_examples(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def bundle_file(path: Path) -> Path | None:
+    """The JSON bundle `path` names: the `.json` file itself, or `harness.json` in a folder without `harness.yaml`."""
+    if path.is_file() and path.suffix == ".json":
+        return path
+    if path.is_dir() and not (path / "harness.yaml").is_file() and (path / "harness.json").is_file():
+        return path / "harness.json"
+    return None
+
+
 def load_harness(path: str | Path) -> Harness:
     """Load a harness folder, a JSON bundle, or an export folder holding only `harness.json`.
 
     Raise HarnessError naming the file on any problem.
     """
     path = Path(path)
-    if path.is_file() and path.suffix == ".json":
-        return _load_bundle(path)
-    if path.is_dir() and not (path / "harness.yaml").is_file() and (path / "harness.json").is_file():
-        return _load_bundle(path / "harness.json")
+    bundle = bundle_file(path)
+    if bundle is not None:
+        return _load_bundle(bundle)
     if not path.is_dir():
         raise HarnessError(f"{path}: not a harness folder (expected a folder with harness.yaml)")
     meta_path = path / "harness.yaml"

@@ -14,6 +14,8 @@ from evolve.bench.evaluation import run_eval
 from evolve.bench.stats import majority_baseline
 from evolve.cli.app import _Group
 from evolve.cli.eval_cmd import register
+from evolve.harness import load_harness
+from evolve.report.export import bundle
 from evolve.store import LineageStore
 
 
@@ -128,9 +130,6 @@ def test_eval_of_an_agent_suite_reports_turns_and_tool_calls_and_show_prints_the
 
 
 def test_eval_command_reads_a_json_export_folder(cli, tmp_path, db_url):
-    from evolve.harness import load_harness
-    from evolve.report.export import bundle
-
     folder = tmp_path / "export"
     folder.mkdir()
     harness = load_harness("harnesses/minimal")
