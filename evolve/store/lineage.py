@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, literal, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import NoSuchModuleError as _NoSuchModule
 
 from evolve.errors import StoreError
@@ -52,6 +52,11 @@ def _shown(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return url
+
+
+def _is_deadlock(exc: OperationalError) -> bool:
+    """Whether the server aborted this transaction to break a lock cycle (PostgreSQL's SQLSTATE 40P01)."""
+    return getattr(exc.orig, "sqlstate", None) == "40P01" or "deadlock detected" in str(exc.orig)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -273,8 +278,10 @@ class LineageStore:
         for attempt in range(5):
             try:
                 return self._insert_new_rollouts(rows)
-            except IntegrityError:  # a concurrent writer stored some of these keys first: skip those too
-                if attempt == 4:
+            except (IntegrityError, OperationalError) as exc:
+                # a concurrent writer stored some of these keys first (skip those too), or the server
+                # broke a lock cycle between writers by aborting this transaction: try again
+                if attempt == 4 or not (isinstance(exc, IntegrityError) or _is_deadlock(exc)):
                     raise
         return 0
 
@@ -286,7 +293,9 @@ class LineageStore:
                 .where(t.c.run_id.in_({r.run_id for r in rows.values()}),
                        t.c.harness_hash.in_({r.harness_hash for r in rows.values()}))
             ).all())
-            new = [r for k, r in rows.items() if k not in existing]
+            # in key order: writers whose batches overlap then wait on their common keys in one order,
+            # which cannot form the lock cycle PostgreSQL reports as a deadlock
+            new = [rows[k] for k in sorted(rows) if k not in existing]
             if new:
                 now = _now()
                 conn.execute(insert(t), [

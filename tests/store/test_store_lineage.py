@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from evolve.errors import StoreError
 from evolve.harness import Edit, Harness, Section, apply_edits
@@ -144,6 +145,45 @@ def test_rollout_batches_skip_known_and_duplicate_keys(tree: LineageStore) -> No
         ("t1", 0, "test"), ("t1", 0, "val"), ("t2", 0, "val"), ("t2", 1, "val")]
     assert tree.add_rollouts(batch) == 0
     assert tree.add_rollouts([]) == 0
+
+
+def test_rollout_batches_are_inserted_in_key_order(tree: LineageStore) -> None:
+    # overlapping batches from concurrent writers then wait on their common keys in one order (no lock cycle)
+    tree.add_rollouts([rollout(task=t) for t in ("t3", "t1", "t2")])
+    assert [r.task_id for r in tree.rollouts("run1")] == ["t1", "t2", "t3"]  # rollouts() returns insertion order
+
+
+class _ServerError(Exception):
+    def __init__(self, sqlstate: str, text: str) -> None:
+        super().__init__(text)
+        self.sqlstate = sqlstate
+
+
+def test_a_rollout_batch_aborted_by_a_deadlock_is_retried(tree: LineageStore, monkeypatch) -> None:
+    real, calls = tree._insert_new_rollouts, []
+
+    def aborted_once(rows):
+        calls.append(len(rows))
+        if len(calls) == 1:
+            raise OperationalError("INSERT INTO rollouts", {}, _ServerError("40P01", "deadlock detected"))
+        return real(rows)
+
+    monkeypatch.setattr(tree, "_insert_new_rollouts", aborted_once)
+    assert tree.add_rollouts([rollout(task="t1"), rollout(task="t2")]) == 2
+    assert calls == [2, 2] and tree.count_rollouts("run1") == 2
+
+
+def test_other_operational_errors_of_a_rollout_batch_are_not_retried(tree: LineageStore, monkeypatch) -> None:
+    calls = []
+
+    def broken(rows):
+        calls.append(len(rows))
+        raise OperationalError("INSERT INTO rollouts", {}, _ServerError("08006", "connection failure"))
+
+    monkeypatch.setattr(tree, "_insert_new_rollouts", broken)
+    with pytest.raises(OperationalError):
+        tree.add_rollouts([rollout(task="t1")])
+    assert calls == [1]
 
 
 def test_rollout_batch_spanning_runs(tree: LineageStore) -> None:
