@@ -16,7 +16,7 @@ __all__ = ["DbOption", "JsonOption", "console", "err_console", "open_store"]
 
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", help="Lineage database: a SQLAlchemy URL or a SQLite file path [default: runs/evolve.db]."),
+    typer.Option("--db", help="Lineage database: a SQLAlchemy URL or a SQLite file path (default: runs/evolve.db)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
 

@@ -34,7 +34,7 @@ from evolve.roles import ROLES_KEY, roles_line
 from evolve.store import LineageStore
 
 TREE_FORMATS = ("tree", "json", "dot", "mermaid")
-RunOption = Annotated[str | None, typer.Option("--run", help="Run for 'best'/'seed' [default: the latest run].")]
+RunOption = Annotated[str | None, typer.Option("--run", help="Run for 'best'/'seed' (default: the latest run).")]
 
 
 def _run_id(store: LineageStore, run: str | None) -> str:
@@ -239,7 +239,7 @@ def export_cmd(
 
 
 def status(
-    run: Annotated[str | None, typer.Argument(help="Run id for a detailed view [default: all runs].")] = None,
+    run: Annotated[str | None, typer.Argument(help="Run id for a detailed view (default: all runs).")] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Refresh from the database until no run is live.")] = False,
     interval: Annotated[float, typer.Option("--interval", help="Seconds between refreshes with --watch.")] = 2.0,
     as_json_out: JsonOption = False,

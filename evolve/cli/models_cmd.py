@@ -38,7 +38,7 @@ def serve(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1.")] = 8000,
     gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", help="GPU memory share.")] = 0.9,
     max_model_len: Annotated[int | None, typer.Option("--max-model-len", help="Context length limit.")] = None,
-    log_file: Annotated[Path | None, typer.Option("--log-file", help="Server log [default: runs/logs/vllm-PORT.log].")]
+    log_file: Annotated[Path | None, typer.Option("--log-file", help="Server log (default: runs/logs/vllm-PORT.log).")]
     = None,
     extra_args: Annotated[str, typer.Option("--extra-args", help="More `vllm serve` arguments, quoted.")] = "",
     ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for the health check.")]

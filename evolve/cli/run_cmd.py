@@ -152,17 +152,17 @@ def run(
     budget: Annotated[int | None, typer.Option(help="Oracle rollouts for the evolution.")] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed of the run's choices.")] = None,
     split_seed: Annotated[int | None, typer.Option(
-        help="Seed of the benchmark's split shuffle [default: the benchmark's own, as `evolve eval` uses].")] = None,
+        help="Seed of the benchmark's split shuffle (default: the benchmark's own, as `evolve eval` uses).")] = None,
     evolve_batch: Annotated[int | None, typer.Option(help="Evolve-split tasks the analyst reads per round.")]
     = None,
     trials: Annotated[int | None, typer.Option(help="Trials per task.")] = None,
     report_limit: Annotated[int | None, typer.Option(help="Cap tasks per split in the final report.")] = None,
     run_id: Annotated[str | None, typer.Option(help="Run id (default: generated).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable the response cache.")] = False,
-    executor: Annotated[str | None, typer.Option(help="Where rollouts run: local | ray [default: local].")] = None,
-    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to join [default: start a local one].")]
+    executor: Annotated[str | None, typer.Option(help="Where rollouts run: local | ray (default: local).")] = None,
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to join (default: start a local one).")]
     = None,
-    workers: Annotated[int | None, typer.Option(help="Rollout workers with --executor ray [default: 8].")] = None,
+    workers: Annotated[int | None, typer.Option(help="Rollout workers with --executor ray (default: 8).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what the budget buys; call no model.")] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -191,9 +191,9 @@ def resume(
     proposer_api_base: ApiBaseOption = None,
     critic_api_base: ApiBaseOption = None,
     judge_api_base: ApiBaseOption = None,
-    executor: Annotated[str | None, typer.Option(help="Where rollouts run now: local | ray [default: as stored].")]
+    executor: Annotated[str | None, typer.Option(help="Where rollouts run now: local | ray (default: as stored).")]
     = None,
-    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to continue on [default: as stored].")]
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster to continue on (default: as stored).")]
     = None,
     as_json: JsonOption = False,
     db: DbOption = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,25 @@ def test_harness_help_lists_subcommands() -> None:
     assert result.exit_code == 0
     for command in ("validate", "diff", "render", "format"):
         assert command in result.output
+
+
+def _commands(group, path=()):
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*path, name))
+
+
+def test_no_help_text_is_eaten_as_rich_markup() -> None:
+    # rich reads "[default: x]" in a help text as a markup tag and drops it from `--help`
+    import typer.main
+
+    root = typer.main.get_command(app)
+    texts = [(path, p.name, p.help) for path, command in _commands(root) for p in command.params
+             if getattr(p, "help", None)]
+    assert texts
+    tags = [(" ".join(path), name) for path, name, text in texts if re.search(r"(?<!\\)\[[a-z#/@]", text)]
+    assert tags == []
 
 
 # -- harness commands ----------------------------------------------------------------------------
