@@ -278,10 +278,11 @@ class LineageStore:
         for attempt in range(5):
             try:
                 return self._insert_new_rollouts(rows)
-            except (IntegrityError, OperationalError) as exc:
-                # a concurrent writer stored some of these keys first (skip those too), or the server
-                # broke a lock cycle between writers by aborting this transaction: try again
-                if attempt == 4 or not (isinstance(exc, IntegrityError) or _is_deadlock(exc)):
+            except IntegrityError:  # a concurrent writer stored some of these keys first: skip those too
+                if attempt == 4:
+                    raise
+            except OperationalError as exc:  # the server broke a lock cycle by aborting this batch: try again
+                if attempt == 4 or not _is_deadlock(exc):
                     raise
         return 0
 
