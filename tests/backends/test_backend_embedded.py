@@ -95,3 +95,44 @@ def test_embedded_scores_choices_consistently_with_its_greedy_answer():
     other = _ask("Name a color.", max_tokens=4)
     again = asyncio.run(backend.complete([other, _ask(question, choices=choices)]))[1]
     assert again.choice_logprobs == pytest.approx(scored.choice_logprobs, abs=1e-6), "what ran before changes nothing"
+
+
+def _few_shot(question: str, **kwargs) -> Request:
+    turns = []
+    for city, country in (("Lyon", "France"), ("Porto", "Portugal"), ("Graz", "Austria")):
+        turns += [{"role": "user", "content": f"Which country is {city} in?"},
+                  {"role": "assistant", "content": country}]
+    messages = ({"role": "system", "content": "Answer with the country only."}, *turns,
+                {"role": "user", "content": question})
+    return Request(messages=messages, **kwargs)
+
+
+@pytest.mark.embedded
+def test_embedded_restores_a_shared_prefix_with_the_same_results_as_evaluating_it():
+    from evolve.backends.embedded import shared_model
+    from evolve.backends.prefix_states import PrefixStates
+
+    backend = get_backend("embedded", cache=False)
+    model = shared_model()
+    questions = ("Which country is Turin in?", "Which country is Ghent in?")
+    choices = ("Italy", "Belgium", "Spain")
+
+    def run() -> tuple[list, list]:
+        scored = asyncio.run(backend.complete([_few_shot(q, choices=choices) for q in questions]))
+        texts = asyncio.run(backend.complete([_few_shot(q, max_tokens=4) for q in questions]))
+        return [c.choice_logprobs for c in scored], [c.text for c in texts]
+
+    saved = model.prefixes
+    try:
+        model.prefixes = PrefixStates(max_bytes=0)  # nothing stored: every prompt evaluated whole
+        plain = run()
+        model.prefixes = PrefixStates()
+        stored = run()
+        assert model.prefixes.hits == 3 and model.prefixes.misses == 1, "one prefix, evaluated once"
+        asyncio.run(backend.complete([_ask("Name a color.", max_tokens=4)]))
+        again = run()
+    finally:
+        model.prefixes = saved
+    assert stored == plain, "restoring the prefix gives what evaluating it gives"
+    assert again == plain, "what ran before changes nothing"
+    assert plain[0][0][0] > plain[0][0][1] and plain[0][1][1] > plain[0][1][0], "Turin is in Italy, Ghent in Belgium"

@@ -9,6 +9,11 @@ spinning thread team per calling thread, so a loop on another thread would leave
 for the cores and slow both sides (a single-threaded script has one team, like this setup).
 
 Prints `name: value` lines; `embedded_saturation` = evolve tokens/s divided by the raw loop's.
+
+Then the prefix store: 12 few-shot requests sharing a long prefix (a system prompt and 16 example
+turns, as a few-shot harness renders), scored by choice and answered greedily, once with the store
+off (a zero budget: every prompt evaluated whole) and once on, interleaved; `embedded_prefix_speedup`
+= seconds off / seconds on, `embedded_prefix_same_results` = 1 when both sides agree exactly.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 
 from evolve.backends import MeteredBackend, Request, get_backend
 from evolve.backends.embedded import IM_END, SAMPLING, render_chatml, shared_model
+from evolve.backends.prefix_states import PrefixStates
 
 SYSTEM = "You are a helpful assistant. Answer in one short sentence."
 QUESTIONS = [
@@ -65,6 +71,37 @@ def run_raw_on_model_thread(llm) -> tuple[int, float]:
     return shared_model().executor.submit(run_raw, llm).result()
 
 
+def _few_shot(question: str, **kwargs) -> Request:
+    turns = []
+    for i, (q, a) in enumerate(zip(QUESTIONS[:16], ("Paris", "Red", "Honey", "Eight") * 4, strict=True)):
+        turns += [{"role": "user", "content": f"Example {i}: {q}"}, {"role": "assistant", "content": a}]
+    return Request(messages=({"role": "system", "content": SYSTEM}, *turns, {"role": "user", "content": question}),
+                   **kwargs)
+
+
+def run_prefix_side(backend, budget: int) -> tuple[float, list]:
+    shared_model().prefixes = PrefixStates(max_bytes=budget)
+    questions = QUESTIONS[16:28]
+    start = time.perf_counter()
+    scored = asyncio.run(backend.complete([_few_shot(q, choices=("Yes", "No", "Paris")) for q in questions]))
+    texts = asyncio.run(backend.complete([_few_shot(q, max_tokens=8) for q in questions]))
+    return time.perf_counter() - start, [c.choice_logprobs for c in scored] + [c.text for c in texts]
+
+
+def prefix_figures(backend) -> None:
+    seconds = {"off": 0.0, "on": 0.0}
+    results = {}
+    for _ in range(ROUNDS):
+        for side, budget in (("off", 0), ("on", 256 * 2**20)):
+            elapsed, results[side] = run_prefix_side(backend, budget)
+            seconds[side] += elapsed
+    print(f"embedded_prefix_requests_per_side: {24 * ROUNDS}")
+    print(f"embedded_prefix_off_s: {seconds['off']:.2f}")
+    print(f"embedded_prefix_on_s: {seconds['on']:.2f}")
+    print(f"embedded_prefix_speedup: {seconds['off'] / seconds['on']:.2f}")
+    print(f"embedded_prefix_same_results: {int(results['off'] == results['on'])}")
+
+
 def main() -> None:
     start = time.perf_counter()
     backend = MeteredBackend(get_backend("embedded", cache=False))
@@ -86,6 +123,7 @@ def main() -> None:
     for side, value in tps.items():
         print(f"embedded_{side}_tokens_per_s: {value:.1f}")
     print(f"embedded_saturation: {tps['evolve'] / tps['raw']:.3f}")
+    prefix_figures(backend)
 
 
 if __name__ == "__main__":
