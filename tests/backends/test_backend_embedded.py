@@ -124,7 +124,7 @@ def test_embedded_restores_a_shared_prefix_with_the_same_results_as_evaluating_i
 
     saved = model.prefixes
     try:
-        model.prefixes = PrefixStates(max_bytes=0)  # nothing stored: every prompt evaluated whole
+        model.prefixes = PrefixStates(max_bytes=0)  # nothing stored, as before the store existed
         plain = run()
         model.prefixes = PrefixStates()
         stored = run()

@@ -12,8 +12,10 @@ Prints `name: value` lines; `embedded_saturation` = evolve tokens/s divided by t
 
 Then the prefix store: 12 few-shot requests sharing a long prefix (a system prompt and 16 example
 turns, as a few-shot harness renders), scored by choice and answered greedily, once with the store
-off (a zero budget: every prompt evaluated whole) and once on, interleaved; `embedded_prefix_speedup`
-= seconds off / seconds on, `embedded_prefix_same_results` = 1 when both sides agree exactly.
+off (a zero budget: nothing stored, so choice scoring evaluates every prompt whole and generation
+reuses only what the context still holds, as before the store existed) and once on, interleaved;
+`embedded_prefix_speedup` = seconds off / seconds on, `embedded_prefix_same_results` = 1 when both
+sides agree exactly.
 """
 
 from __future__ import annotations
