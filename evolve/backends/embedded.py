@@ -185,15 +185,6 @@ def _load_prefix_state(llm: Any, state: bytes, tokens: Sequence[int]) -> None:
     llm.n_tokens = len(tokens)
 
 
-def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 class EmbeddedBackend:
     """SmolLM2 (or another GGUF chat model in ChatML) run in-process; see the module docstring."""
 
@@ -246,7 +237,7 @@ class EmbeddedBackend:
         if exact:
             llm.reset()
         else:
-            llm.n_tokens = _common_length(llm.input_ids[: llm.n_tokens], prefix)
+            llm.n_tokens = llm.longest_token_prefix(llm.input_ids[: llm.n_tokens], prefix)
         llm.eval(prefix[llm.n_tokens:])  # eval first drops the context beyond n_tokens
         self._model.prefixes.put(prefix, _save_prefix_state(llm))
 

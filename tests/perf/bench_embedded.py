@@ -25,7 +25,7 @@ import time
 
 from evolve.backends import MeteredBackend, Request, get_backend
 from evolve.backends.embedded import IM_END, SAMPLING, render_chatml, shared_model
-from evolve.backends.prefix_states import PrefixStates
+from evolve.backends.prefix_states import DEFAULT_MAX_BYTES, PrefixStates
 
 SYSTEM = "You are a helpful assistant. Answer in one short sentence."
 QUESTIONS = [
@@ -94,7 +94,7 @@ def prefix_figures(backend) -> None:
     seconds = {"off": 0.0, "on": 0.0}
     results = {}
     for _ in range(ROUNDS):
-        for side, budget in (("off", 0), ("on", 256 * 2**20)):
+        for side, budget in (("off", 0), ("on", DEFAULT_MAX_BYTES)):
             elapsed, results[side] = run_prefix_side(backend, budget)
             seconds[side] += elapsed
     print(f"embedded_prefix_requests_per_side: {24 * ROUNDS}")
