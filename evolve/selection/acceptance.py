@@ -13,7 +13,8 @@ denominator. For each candidate, in order:
 5. ΔS < −δ: rejected as a regression;
 6. with `beat_incumbent` (default), an otherwise admissible candidate whose objective is not above
    the incumbent's (0) is rejected: on a small split δ is wide, and "within the band and 3% cheaper"
-   would otherwise accept an estimated loss of several points.
+   would otherwise accept an estimated loss of several points. With `band_lower_bound` (default) a
+   within-band candidate's objective is taken at ΔS − δ: a swap must pay for the loss the band allows.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -233,6 +234,12 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
         if objective <= 0:
             admissible, rule = False, "objective"
             reason = f"{reason}, but objective {objective:.2f} <= 0 (the incumbent's): not worth its score change"
+        elif rule.startswith("neutral") and acc.band_lower_bound:
+            low = _objective(replace(st, d_s=st.d_s - st.delta), cand.novelty, acc)
+            if low <= 0:
+                admissible, rule = False, "objective"
+                reason = (f"{reason}, but objective {low:.2f} <= 0 (the incumbent's) at the band's low end "
+                          f"ΔS − δ = {st.d_s - st.delta:+.3f}: the saving does not pay for a loss the band allows")
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
 
 

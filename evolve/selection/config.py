@@ -67,6 +67,11 @@ class AcceptanceConfig(_Strict):
     """Admit only candidates whose objective is above the incumbent's own (0): the incumbent stands in
     the argmax too, so a within-band candidate must pay for its estimated score change with its token
     saving (or novelty) at the w_s : w_c : w_n rate. Off: RRSI's literal rule (any cheaper one)."""
+    band_lower_bound: bool = True
+    """With `beat_incumbent`, a within-band candidate (admitted for being cheaper, or cost-neutral and
+    novel) must beat the incumbent's objective at the low end of the band, ΔS − δ, not at its point
+    estimate: a tie on a small split is no evidence that nothing was lost, so a swap is taken only
+    when even the pessimistic score change is paid for by its saving. Off: the point estimate ΔS."""
 
 
 class GuardsConfig(_Strict):

@@ -55,7 +55,7 @@ def test_floor_rejects_a_within_band_candidate_below_best_ever_minus_delta():
     inc = ev("inc", 50)
     _, d = decide([ev("a", 50, tokens=50)], inc, best_ever=0.60)
     assert d["a"].stats["rule"] == "floor"
-    _, d = decide([ev("a", 50, tokens=50)], inc, best_ever=0.55)
+    _, d = decide([ev("a", 50, tokens=50)], inc, best_ever=0.55, config=cfg(band_lower_bound=False))
     assert d["a"].stats["rule"] == "neutral-cheaper"
 
 
@@ -76,7 +76,7 @@ def test_within_band_rules():
     cands = [ev("cheaper", 50, tokens=80), ev("costlier", 50, tokens=130),
              ev("novel", 50, tokens=100, novelty=1), ev("plain", 50, tokens=100),
              ev("novel_but_costlier", 50, tokens=130, novelty=1)]
-    _, d = decide(cands, inc)
+    _, d = decide(cands, inc, config=cfg(band_lower_bound=False))
     assert d["cheaper"].admissible and d["cheaper"].stats["rule"] == "neutral-cheaper"
     assert d["novel"].admissible and d["novel"].stats["rule"] == "neutral-novel"
     for name in ("costlier", "plain", "novel_but_costlier"):
@@ -90,7 +90,7 @@ def test_a_within_band_loss_must_be_paid_for_by_its_saving():
     inc = ev("inc", 60, tokens=100)
     small_saving = ev("small_saving", 55, tokens=97)
     big_saving = ev("big_saving", 60, tokens=40)
-    res, d = decide([small_saving, big_saving], inc, config=cfg(delta=0.10))
+    res, d = decide([small_saving, big_saving], inc, config=cfg(delta=0.10, band_lower_bound=False))
     assert not d["small_saving"].admissible and d["small_saving"].stats["rule"] == "objective"
     assert "objective -4.94 <= 0" in d["small_saving"].reason
     assert d["big_saving"].admissible and res.winner_id == "big_saving"
@@ -98,6 +98,24 @@ def test_a_within_band_loss_must_be_paid_for_by_its_saving():
     assert res.winner_id is None, "the incumbent (objective 0) beats a candidate with a negative objective"
     res, d = decide([small_saving], inc, config=cfg(delta=0.10, beat_incumbent=False))
     assert res.winner_id == "small_saving" and d["small_saving"].stats["rule"] == "neutral-cheaper"
+
+
+def test_a_within_band_swap_must_pay_for_the_loss_the_band_allows():
+    # The same score on 100 tasks, 10 of them answered differently: the band (2 SE of the paired
+    # differences) allows a loss of about 6 points, which 42% fewer tokens (0.84 points) do not pay for.
+    config = cfg(delta="bootstrap")
+    inc = ev("inc", 90, tokens=346)
+    swap = ev("swap", 90, tokens=200, offset=5)
+    res, d = decide([swap], inc, config=config)
+    assert d["swap"].stats["dS"] == pytest.approx(0.0) and d["swap"].stats["delta"] > 0.04
+    assert not d["swap"].admissible and d["swap"].stats["rule"] == "objective" and res.winner_id is None
+    assert "at the band's low end" in d["swap"].reason
+    res, d = decide([swap], inc, config=cfg(delta="bootstrap", band_lower_bound=False))
+    assert res.winner_id == "swap" and d["swap"].stats["rule"] == "neutral-cheaper"
+    # The same answers on every task: no band, so the saving alone decides.
+    res, d = decide([ev("same", 90, tokens=200)], inc, config=config)
+    assert d["same"].stats["delta"] == 0 and res.winner_id == "same"
+    assert d["same"].stats["rule"] == "neutral-cheaper"
 
 
 def test_regression_is_rejected():
