@@ -14,7 +14,8 @@ denominator. For each candidate, in order:
 6. with `beat_incumbent` (default), an otherwise admissible candidate whose objective is not above
    the incumbent's (0) is rejected: on a small split δ is wide, and "within the band and 3% cheaper"
    would otherwise accept an estimated loss of several points. With `band_lower_bound` (default) a
-   within-band candidate's objective is taken at ΔS − δ: a swap must pay for the loss the band allows.
+   within-band candidate's objective is taken at the band's low end (`band_half_width`): a swap must
+   pay for the loss the band allows, also when it answered every task as the incumbent did.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -121,6 +122,18 @@ def cost_change(candidate_tokens: float, incumbent_tokens: float, scale: CostSca
     if scale == "log":
         return math.log(max(candidate_tokens, 1.0) / max(incumbent_tokens, 1.0))
     return (candidate_tokens - incumbent_tokens) / max(incumbent_tokens, 1.0)
+
+
+def band_half_width(delta: float, se: float, n: int, acc: AcceptanceConfig) -> float:
+    """How far below ΔS the low end of the noise band lies, for the within-band rule.
+
+    A fixed δ is used as is. A bootstrap δ counts one more task answered differently than seen
+    (SE² + 1/n²): with the same answers on every task the bootstrap SE is 0, which is no evidence
+    that a harness never answers differently, only that it did not on these n tasks.
+    """
+    if not isinstance(acc.delta, str):
+        return delta
+    return acc.delta_z * math.sqrt(se**2 + 1.0 / max(n, 1) ** 2)
 
 
 @dataclass(frozen=True)
@@ -235,11 +248,12 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
             admissible, rule = False, "objective"
             reason = f"{reason}, but objective {objective:.2f} <= 0 (the incumbent's): not worth its score change"
         elif rule.startswith("neutral") and acc.band_lower_bound:
-            low = _objective(replace(st, d_s=st.d_s - st.delta), cand.novelty, acc)
+            low_ds = st.d_s - band_half_width(st.delta, st.se, len(task_ids), acc)
+            low = _objective(replace(st, d_s=low_ds), cand.novelty, acc)
             if low <= 0:
                 admissible, rule = False, "objective"
                 reason = (f"{reason}, but objective {low:.2f} <= 0 (the incumbent's) at the band's low end "
-                          f"ΔS − δ = {st.d_s - st.delta:+.3f}: the saving does not pay for a loss the band allows")
+                          f"ΔS = {low_ds:+.3f}: the saving does not pay for a loss the band allows")
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
 
 

@@ -69,9 +69,11 @@ class AcceptanceConfig(_Strict):
     saving (or novelty) at the w_s : w_c : w_n rate. Off: RRSI's literal rule (any cheaper one)."""
     band_lower_bound: bool = True
     """With `beat_incumbent`, a within-band candidate (admitted for being cheaper, or cost-neutral and
-    novel) must beat the incumbent's objective at the low end of the band, ΔS − δ, not at its point
-    estimate: a tie on a small split is no evidence that nothing was lost, so a swap is taken only
-    when even the pessimistic score change is paid for by its saving. Off: the point estimate ΔS."""
+    novel) must beat the incumbent's objective at the low end of the band, not at its point estimate:
+    a tie on a small split is no evidence that nothing was lost, so a swap is taken only when even the
+    pessimistic score change is paid for by its saving. The low end is ΔS − δ, where a bootstrap δ
+    counts one more task answered differently than seen (same answers on all n tasks: δ = z/n).
+    Off: the point estimate ΔS."""
 
 
 class GuardsConfig(_Strict):

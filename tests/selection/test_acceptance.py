@@ -112,10 +112,17 @@ def test_a_within_band_swap_must_pay_for_the_loss_the_band_allows():
     assert "at the band's low end" in d["swap"].reason
     res, d = decide([swap], inc, config=cfg(delta="bootstrap", band_lower_bound=False))
     assert res.winner_id == "swap" and d["swap"].stats["rule"] == "neutral-cheaper"
-    # The same answers on every task: no band, so the saving alone decides.
+    # The same answers on all 100 tasks: the bootstrap band is 0, but the low end counts one more
+    # task answered differently (2 SE = 2/100): 100 * -0.02 + 2 * 0.42 < 0, so still refused ...
     res, d = decide([ev("same", 90, tokens=200)], inc, config=config)
-    assert d["same"].stats["delta"] == 0 and res.winner_id == "same"
-    assert d["same"].stats["rule"] == "neutral-cheaper"
+    assert d["same"].stats["delta"] == 0 and res.winner_id is None
+    assert d["same"].stats["rule"] == "objective" and "ΔS = -0.020" in d["same"].reason
+    # ... while on 1,000 tasks (low end -0.002) the same saving pays for it.
+    many = [f"u{i}" for i in range(1000)]
+    inc_many = Evaluation("inc", {t: [1.0] for t in many}, tokens_per_task=346)
+    same_many = Evaluation("same", {t: [1.0] for t in many}, tokens_per_task=200)
+    res = select([same_many], inc_many, task_ids=many, gold=None, best_ever=1.0, cfg=config, rng=random.Random(0))
+    assert res.winner_id == "same" and res.decisions[0].stats["rule"] == "neutral-cheaper"
 
 
 def test_regression_is_rejected():
