@@ -124,16 +124,16 @@ def cost_change(candidate_tokens: float, incumbent_tokens: float, scale: CostSca
     return (candidate_tokens - incumbent_tokens) / max(incumbent_tokens, 1.0)
 
 
-def band_half_width(delta: float, se: float, n: int, acc: AcceptanceConfig) -> float:
+def band_half_width(delta: float, n: int, acc: AcceptanceConfig) -> float:
     """How far below ΔS the low end of the noise band lies, for the within-band rule.
 
-    A fixed δ is used as is. A bootstrap δ counts one more task answered differently than seen
-    (SE² + 1/n²): with the same answers on every task the bootstrap SE is 0, which is no evidence
-    that a harness never answers differently, only that it did not on these n tasks.
+    A fixed δ is used as is. A bootstrap δ = z·SE counts one more task answered differently than
+    seen, z·√(SE² + 1/n²): with the same answers on every task the bootstrap SE is 0, which is no
+    evidence that a harness never answers differently, only that it did not on these n tasks.
     """
     if not isinstance(acc.delta, str):
         return delta
-    return acc.delta_z * math.sqrt(se**2 + 1.0 / max(n, 1) ** 2)
+    return math.hypot(delta, acc.delta_z / max(n, 1))
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
             admissible, rule = False, "objective"
             reason = f"{reason}, but objective {objective:.2f} <= 0 (the incumbent's): not worth its score change"
         elif rule.startswith("neutral") and acc.band_lower_bound:
-            low_ds = st.d_s - band_half_width(st.delta, st.se, len(task_ids), acc)
+            low_ds = st.d_s - band_half_width(st.delta, len(task_ids), acc)
             low = _objective(replace(st, d_s=low_ds), cand.novelty, acc)
             if low <= 0:
                 admissible, rule = False, "objective"
