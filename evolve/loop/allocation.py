@@ -17,6 +17,7 @@ from evolve.bench.stats import answer_label
 from evolve.bench.task import Task
 from evolve.harness import Harness
 from evolve.loop import bans, budget, novelty
+from evolve.loop.confirmation import Confirmer, fresh_tasks
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.oracle import rewards_by_task, summarize
 from evolve.loop.surrogates import candidate_text
@@ -57,14 +58,17 @@ class _Judge:
     """Callbacks of one allocation: evaluate, screen partial results, qualify full ones."""
 
     def __init__(self, ctx: RoundContext, incumbent: Harness, cands: list[Cand], split: str,
-                 tasks: list[Task], inc_eval: acceptance.Evaluation) -> None:
-        self.ctx, self.split, self.inc_eval = ctx, split, inc_eval
+                 tasks: list[Task], inc_records: list[Any], fresh: list[Task]) -> None:
+        self.ctx, self.split, self.tasks, self.inc_records = ctx, split, tasks, inc_records
+        self.inc_eval = evaluation(ctx.state.incumbent_id, inc_records, 0, ctx.benchmark.labels)
         self.by_id = {task.id: task for task in tasks}
         self.task_ids = [task.id for task in tasks]
         self.harnesses = {c.id: c.harness for c in cands} | {ctx.state.incumbent_id: incumbent}
         self.nu = {c.id: novelty.structural_novelty(c.edits, ctx.state.accepted_counts) for c in cands}
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.z = bandit._z(ctx.sel.allocator.confidence)
+        self.confirmer = Confirmer(ctx, fresh, incumbent, lambda cid, records: evaluation(
+            cid, records, self.nu.get(cid, 0), ctx.benchmark.labels))
 
     async def records(self, cid: str, task_ids: list[str]) -> list[Any]:
         return await self.ctx.oracle.evaluate(self.harnesses[cid], self.ctx.benchmark, self.split,
@@ -82,9 +86,13 @@ class _Judge:
                              best_ever=self.ctx.state.best_ever or 0.0, cfg=self.ctx.sel, z=self.z)
 
     async def qualify(self, cid: str) -> float | None:
+        """The objective of an admissible candidate, None when not admissible (or not confirmed)."""
         objective, _ = acceptance.assess(await self.full(cid), self.inc_eval, task_ids=self.task_ids,
                                          gold=self.gold, best_ever=self.ctx.state.best_ever or 0.0,
                                          cfg=self.ctx.sel, rng=self.ctx.rng("acceptance"))
+        if objective is not None and self.confirmer.enabled and not await self.confirmer.confirm(
+                cid, self.harnesses[cid], await self.records(cid, self.task_ids), self.inc_records, self.tasks):
+            return None
         return objective
 
 
@@ -102,7 +110,6 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
         st.scores.append(st.incumbent_score or 0.0)
         return outcome
     inc_records = await ctx.oracle.evaluate(incumbent, ctx.benchmark, split, tasks, candidate_id=st.incumbent_id)
-    inc_eval = evaluation(st.incumbent_id, inc_records, 0, ctx.benchmark.labels)
     inc_score = summarize(inc_records)["score"]
     st.best_ever = inc_score if st.best_ever is None else st.best_ever
     st.incumbent_score = inc_score
@@ -110,7 +117,8 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     if not cands:
         st.scores.append(inc_score)
         return outcome
-    judge = _Judge(ctx, incumbent, cands, split, tasks, inc_eval)
+    judge = _Judge(ctx, incumbent, cands, split, tasks, inc_records, fresh_tasks(ctx, evolve_batch))
+    inc_eval = judge.inc_eval
     known = {st.incumbent_id: {k: sum(v) / len(v) for k, v in rewards_by_task(inc_records).items()}}
     alloc = await bandit.allocate(ctx.sel, [c.id for c in cands], st.incumbent_id, judge.task_ids,
                                   judge.evaluate, ctx.ledger, ctx.rng("allocate"), known=known,
@@ -119,8 +127,12 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     evaluations = [await judge.full(cid) for cid in alloc.survivors]
     for ev in evaluations:
         outcome["scores"][ev.candidate_id] = acceptance.score(ev, judge.task_ids)
+    for cid in alloc.survivors:  # every fully evaluated admissible candidate is confirmed (memoized)
+        await judge.qualify(cid)
     result = acceptance.select(evaluations, inc_eval, task_ids=judge.task_ids, gold=judge.gold,
-                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"))
+                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"),
+                               vetoes=judge.confirmer.vetoes)
+    outcome["confirmation"] = judge.confirmer.stats
     outcome["evaluations"] = {e.candidate_id: e for e in [*evaluations, inc_eval]}
     outcome["allocation"] = alloc.to_dict()
     _record(ctx, cands, result, alloc, outcome)
@@ -166,11 +178,17 @@ def _record(ctx: RoundContext, cands: list[Cand], result: Any, alloc: bandit.All
 
 def _record_evaluated(ctx: RoundContext, c: Cand, d: Any, accepted: bool, outcome: dict[str, Any]) -> None:
     st = ctx.state
-    stats = dict(d.stats)
+    stats, reason = dict(d.stats), d.reason
+    confirmation = outcome.get("confirmation", {}).get(c.id)
+    if confirmation:
+        stats["confirmation"] = confirmation
+        if confirmation["confirmed"]:
+            reason += (f"; confirmed on validation + {confirmation['fresh_tasks']} fresh evolve tasks (ΔS there "
+                       f"{confirmation['dS_fresh']:+.3f}, pooled {confirmation['dS_pooled']:+.3f})")
     delta, ci = stats.get("dS"), stats.get("ci_S") or [None, None]
-    ctx.store.add_decision(ctx.run_id, c.id, ctx.t, accepted, d.reason, stats)
+    ctx.store.add_decision(ctx.run_id, c.id, ctx.t, accepted, reason, stats)
     ctx.store.update_candidate(
-        c.id, status="accepted" if accepted else "rejected_acceptance", reason=d.reason,
+        c.id, status="accepted" if accepted else "rejected_acceptance", reason=reason,
         val_score=outcome["scores"].get(c.id), val_ci_low=ci[0], val_ci_high=ci[1], delta=delta,
         policy_tokens=stats.get("tokens_per_task"))
     outcome["deltas"][c.id] = delta

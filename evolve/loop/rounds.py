@@ -20,6 +20,8 @@ def rejection_kind(status: str, reason: str) -> str:
         return "duplicate or banned" if reason.startswith("duplicate") else "critic"
     if reason.startswith("surrogate screen"):
         return "screened out"
+    if "not confirmed" in reason:
+        return "not confirmed"
     if reason.startswith("admissible but not best"):
         return "admissible, not best"
     text = reason.removeprefix("stopped early: ")

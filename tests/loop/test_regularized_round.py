@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_mocks import RUN_OPTIONS, backends, helper_answer, policy_answer
+from engine_mocks import NEGATIVE, RUN_OPTIONS, backends, helper_answer, policy_answer
 from typer.testing import CliRunner
 
 from evolve import api
@@ -111,14 +111,14 @@ def test_a_budget_below_one_round_is_refused_up_front(tmp_path):
 
 def test_a_budget_that_runs_out_mid_round_keeps_what_was_evaluated(tmp_path):
     db = str(tmp_path / "mid.db")
-    summary = run(db, budget=180, rounds=3)
+    summary = run(db, budget=230, rounds=3)
     store = LineageStore(db)
     cut = [c for c in store.candidates("r") if c.status == "rejected_budget"]
     assert cut and "budget" in summary["stopped"]
     decisions = {d["candidate_id"]: d for d in store.decisions("r")}
     assert all(decisions[c.id]["stats"]["rule"] == "budget" for c in cut)
     assert any(decisions[c.id]["stats"].get("n_tasks", 0) > 0 for c in cut), "partial statistics are kept"
-    assert summary["rollouts_spent"] <= 180
+    assert summary["rollouts_spent"] <= 230
 
 
 def test_proposer_tokens_and_surrogate_calls_are_charged(tmp_path):
@@ -334,3 +334,56 @@ def test_summary_and_report_list_drafts_per_source_and_rejections_per_round(tmp_
                                    "5", "--run-id", "t", "--db", db])
     assert cli.exit_code == 0, cli.output
     assert "drafts per round" in cli.output and "fewshot" in cli.output
+
+
+def validation_lucky_policy():
+    """The proposer's format section helps only on the validation tasks (as if it had been fitted to
+    them): it answers those right and every other task wrong. Two examples (as turns or in the
+    system prompt) help everywhere."""
+    from evolve.bench.benchmark import load_benchmark
+
+    inputs = {task.input for task in load_benchmark("sentiment-products").split("validation")}
+
+    def answer(request: Request) -> str:
+        text = request.messages[-1]["content"]
+        lucky = any("Answer with exactly one word: positive or negative." in (m["content"] or "")
+                    for m in request.messages if m["role"] == "system")
+        right = "negative" if any(w in text for w in NEGATIVE) else "positive"
+        system = " ".join(m["content"] or "" for m in request.messages if m["role"] == "system")
+        if sum(1 for m in request.messages if m["role"] == "assistant") >= 2 or system.count("Review:") >= 2:
+            return right
+        if lucky:
+            on_validation = any(text.endswith(i) or i in text for i in inputs)
+            return right if on_validation else ("positive" if right == "negative" else "negative")
+        return "positive"
+
+    return MockBackend(answer)
+
+
+def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_is_confirmed(tmp_path):
+    lucky = "Answer with exactly one word: positive or negative."
+
+    def format_candidates(db):
+        store = LineageStore(db)
+        return [c for c in store.candidates("r") if c.round == 0 and c.status != "rejected_invalid"
+                and any(lucky in str(e.get("value")) for e in store.edits(c.id))]
+
+    off = str(tmp_path / "off.db")
+    run(off, policy=validation_lucky_policy(), rounds=1, selection={"acceptance.confirm": False})
+    assert [c.status for c in format_candidates(off)] == ["accepted"], "on validation alone it wins the round"
+
+    on = str(tmp_path / "on.db")
+    summary = run(on, policy=validation_lucky_policy(), rounds=1)
+    store = LineageStore(on)
+    refused = format_candidates(on)
+    assert refused and all(c.status == "rejected_acceptance" for c in refused)
+    decisions = {d["candidate_id"]: d for d in store.decisions("r")}
+    for c in refused:
+        assert "not confirmed on validation + 36 fresh evolve tasks" in decisions[c.id]["reason"]
+        confirmation = decisions[c.id]["stats"]["confirmation"]
+        assert confirmation["dS_fresh"] < 0 and confirmation["confirmed"] is False
+    winner = [c for c in store.candidates("r") if c.status == "accepted"]
+    assert len(winner) == 1 and decisions[winner[0].id]["stats"]["confirmation"]["confirmed"] is True
+    assert "confirmed on validation + 36 fresh evolve tasks" in decisions[winner[0].id]["reason"]
+    assert any(e["component"] == "example" for e in summary["accepted_edits"])
+    assert summary["rounds"][0]["rejections"].get("not confirmed") == len(refused)

@@ -175,7 +175,7 @@ def test_resume_takes_role_api_bases_again_and_stores_the_roles(tmp_path):
 
     db = str(tmp_path / "res.db")
     policy, helper = backends()
-    api.run(db=db, run_id="m", policy=policy, helper=helper, benchmark="sentiment-products", rounds=1, budget=130,
+    api.run(db=db, run_id="m", policy=policy, helper=helper, benchmark="sentiment-products", rounds=1, budget=240,
             report_limit=2, ood=[], evolve_batch=4, cache=False, proposer_model="hosted_vllm/prop",
             proposer_api_base="http://user:secretpw1@127.0.0.1:9/v1")
     store = LineageStore(db)
