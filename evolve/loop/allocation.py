@@ -17,9 +17,9 @@ from evolve.bench.stats import answer_label
 from evolve.bench.task import Task
 from evolve.harness import Harness
 from evolve.loop import bans, budget, novelty
-from evolve.loop.confirmation import Confirmer, fresh_tasks
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.oracle import rewards_by_task, summarize
+from evolve.loop.pooled import VALIDATION_ONLY, Pool, fresh_tasks
 from evolve.loop.surrogates import candidate_text
 from evolve.selection import acceptance, bandit
 from evolve.selection.early import Partial, early_verdict
@@ -67,7 +67,7 @@ class _Judge:
         self.nu = {c.id: novelty.structural_novelty(c.edits, ctx.state.accepted_counts) for c in cands}
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.z = bandit._z(ctx.sel.allocator.confidence)
-        self.confirmer = Confirmer(ctx, fresh, incumbent, lambda cid, records: evaluation(
+        self.pool = Pool(ctx, fresh, tasks, incumbent, inc_records, lambda cid, records: evaluation(
             cid, records, self.nu.get(cid, 0), ctx.benchmark.labels))
 
     async def records(self, cid: str, task_ids: list[str]) -> list[Any]:
@@ -86,14 +86,16 @@ class _Judge:
                              best_ever=self.ctx.state.best_ever or 0.0, cfg=self.ctx.sel, z=self.z)
 
     async def qualify(self, cid: str) -> float | None:
-        """The objective of an admissible candidate, None when not admissible (or not confirmed)."""
-        objective, _ = acceptance.assess(await self.full(cid), self.inc_eval, task_ids=self.task_ids,
-                                         gold=self.gold, best_ever=self.ctx.state.best_ever or 0.0,
-                                         cfg=self.ctx.sel, rng=self.ctx.rng("acceptance"))
-        if objective is not None and self.confirmer.enabled and not await self.confirmer.confirm(
-                cid, self.harnesses[cid], await self.records(cid, self.task_ids), self.inc_records, self.tasks):
+        """The objective of an admissible candidate (decided on the pooled tasks when there are fresh
+        ones, see pooled.py), None when it is not admissible."""
+        objective, _, rule = acceptance.assess(await self.full(cid), self.inc_eval, task_ids=self.task_ids,
+                                               gold=self.gold, best_ever=self.ctx.state.best_ever or 0.0,
+                                               cfg=self.ctx.sel, rng=self.ctx.rng("acceptance"))
+        if not self.pool.enabled:
+            return objective
+        if rule in VALIDATION_ONLY:
             return None
-        return objective
+        return await self.pool.objective(cid, self.harnesses[cid], await self.records(cid, self.task_ids))
 
 
 async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolve_batch: list[Task]
@@ -127,12 +129,11 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     evaluations = [await judge.full(cid) for cid in alloc.survivors]
     for ev in evaluations:
         outcome["scores"][ev.candidate_id] = acceptance.score(ev, judge.task_ids)
-    for cid in alloc.survivors:  # every fully evaluated admissible candidate is confirmed (memoized)
-        await judge.qualify(cid)
     result = acceptance.select(evaluations, inc_eval, task_ids=judge.task_ids, gold=judge.gold,
-                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"),
-                               vetoes=judge.confirmer.vetoes)
-    outcome["confirmation"] = judge.confirmer.stats
+                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"))
+    if judge.pool.enabled:
+        result = await judge.pool.decide(result, judge.harnesses,
+                                         {cid: await judge.records(cid, judge.task_ids) for cid in alloc.survivors})
     outcome["evaluations"] = {e.candidate_id: e for e in [*evaluations, inc_eval]}
     outcome["allocation"] = alloc.to_dict()
     _record(ctx, cands, result, alloc, outcome)
@@ -179,12 +180,6 @@ def _record(ctx: RoundContext, cands: list[Cand], result: Any, alloc: bandit.All
 def _record_evaluated(ctx: RoundContext, c: Cand, d: Any, accepted: bool, outcome: dict[str, Any]) -> None:
     st = ctx.state
     stats, reason = dict(d.stats), d.reason
-    confirmation = outcome.get("confirmation", {}).get(c.id)
-    if confirmation:
-        stats["confirmation"] = confirmation
-        if confirmation["confirmed"]:
-            reason += (f"; confirmed on validation + {confirmation['fresh_tasks']} fresh evolve tasks (ΔS there "
-                       f"{confirmation['dS_fresh']:+.3f}, pooled {confirmation['dS_pooled']:+.3f})")
     delta, ci = stats.get("dS"), stats.get("ci_S") or [None, None]
     ctx.store.add_decision(ctx.run_id, c.id, ctx.t, accepted, reason, stats)
     ctx.store.update_candidate(

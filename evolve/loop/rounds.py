@@ -3,10 +3,13 @@ many were valid, admissible and accepted, and why the others were rejected."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
 from evolve.loop.context import RoundContext
+
+_POOLED = re.compile(r"^on validation \+ \d+ fresh evolve tasks: ")
 
 
 def rejection_kind(status: str, reason: str) -> str:
@@ -20,8 +23,7 @@ def rejection_kind(status: str, reason: str) -> str:
         return "duplicate or banned" if reason.startswith("duplicate") else "critic"
     if reason.startswith("surrogate screen"):
         return "screened out"
-    if "not confirmed" in reason:
-        return "not confirmed"
+    reason = _POOLED.sub("", reason)
     if reason.startswith("admissible but not best"):
         return "admissible, not best"
     text = reason.removeprefix("stopped early: ")

@@ -167,14 +167,14 @@ def build_executor(config: RunConfig, policy: MeteredBackend, *, injected: bool 
 def round_minimum(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> dict[str, int]:
     """Oracle rollouts one round needs at the least to accept anything: the analyst's batch, the
     incumbent on the acceptance split, one candidate fully evaluated there, and with
-    `acceptance.confirm` both on the fresh evolve tasks of the confirmation (tasks × trials)."""
+    `acceptance.fresh_tasks` both on the fresh evolve tasks pooled into the decision (tasks × trials)."""
     acc, trials = selection.acceptance, selection.allocator.trials_per_task
     batch = min(evolve_batch, len(benchmark.split("evolve")))
     n = batch if acc.split == "evolve" else len(benchmark.split(acc.split))
     incumbent = 0 if acc.split == "evolve" else n
     parts = {"analyst": batch * trials, "incumbent": incumbent * trials, "candidate": n * trials}
-    if acc.confirm and not acc.greedy and acc.split == "validation":
-        parts["confirmation"] = 2 * min(acc.confirm_tasks, len(benchmark.split("evolve")) - batch) * trials
+    if acc.fresh_tasks and not acc.greedy and acc.split == "validation":
+        parts["fresh"] = 2 * min(acc.fresh_tasks, len(benchmark.split("evolve")) - batch) * trials
     return {**parts, "total": sum(parts.values())}
 
 
@@ -183,12 +183,12 @@ def check_budget(config: RunConfig, benchmark: Benchmark, selection: SelectionCo
     budget = selection.budgets.oracle_rollouts
     need = round_minimum(benchmark, selection, config.evolve_batch)
     if budget is not None and budget < need["total"]:
-        confirmation = f" + its confirmation {need['confirmation']}" if need.get("confirmation") else ""
+        fresh = f" + both on the fresh evolve tasks {need['fresh']}" if need.get("fresh") else ""
         raise ConfigError(
             f"budget {budget} oracle rollouts buys no complete round: one round needs at least {need['total']} "
             f"(analyst batch {need['analyst']} + incumbent on the {selection.acceptance.split} split "
             f"{need['incumbent']} + one candidate {need['candidate']}"
-            f"{confirmation}); raise --budget to {need['total']} or more, "
+            f"{fresh}); raise --budget to {need['total']} or more, "
             f"or lower --evolve-batch")
 
 

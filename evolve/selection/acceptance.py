@@ -15,9 +15,7 @@ denominator. For each candidate, in order:
    the incumbent's (0) is rejected: on a small split δ is wide, and "within the band and 3% cheaper"
    would otherwise accept an estimated loss of several points. With `band_lower_bound` (default) a
    within-band candidate's objective is taken at the band's low end (`band_half_width`): a swap must
-   pay for the loss the band allows, also when it answered every task as the incumbent did;
-7. a candidate `select` is given a veto for (it failed a check made elsewhere: the confirmation on
-   fresh tasks, `evolve.loop.confirmation`) is not admissible.
+   pay for the loss the band allows, also when it answered every task as the incumbent did.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -30,7 +28,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -259,12 +257,6 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
 
 
-def _veto(row: _Row, why: str | None) -> _Row:
-    if why is None or not row.admissible:
-        return row
-    return replace(row, admissible=False, rule="confirmation", reason=f"{row.reason}, but {why}")
-
-
 def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: float, n: int, trials: int,
               incumbent: Evaluation, acc: AcceptanceConfig) -> Decision:
     st, cand = row.st, row.cand
@@ -289,27 +281,25 @@ def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: 
 
 def assess(candidate: Evaluation, incumbent: Evaluation, *, task_ids: list[str], gold: dict[str, str] | None,
            best_ever: float, cfg: SelectionConfig, rng: random.Random | np.random.Generator | None = None
-           ) -> tuple[float | None, str]:
-    """One candidate alone: (objective when admissible else None, the reason line). `select` with the
-    same arguments and rng gives the same verdict for it."""
+           ) -> tuple[float | None, str, str]:
+    """One candidate alone: (objective when admissible else None, the reason line, the rule that
+    decided: `gain`, `neutral-cheaper`, `floor`, `guard`, ...). `select` with the same arguments and
+    rng gives the same verdict for it."""
     acc = cfg.acceptance
     trials = n_trials([candidate, incumbent], cfg.allocator.trials_per_task)
     n = len(task_ids)
     idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
     row = _assess(candidate, incumbent, task_scores(incumbent, task_ids, trials), task_ids=task_ids, gold=gold,
                   best_ever=best_ever, trials=trials, idx=idx, cfg=cfg)
-    return (_objective(row.st, candidate.novelty, acc) if row.admissible else None), row.reason
+    return (_objective(row.st, candidate.novelty, acc) if row.admissible else None), row.reason, row.rule
 
 
 def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: list[str],
            gold: dict[str, str] | None, best_ever: float, cfg: SelectionConfig,
-           rng: random.Random | np.random.Generator | None = None,
-           vetoes: Mapping[str, str] | None = None) -> SelectionResult:
+           rng: random.Random | np.random.Generator | None = None) -> SelectionResult:
     """Judge every candidate against the incumbent on `task_ids` and pick at most one winner.
 
     `best_ever` is the best validation score any incumbent reached so far (the floor's reference).
-    `vetoes` (candidate id → why) refuses candidates that pass every rule here but failed a check
-    made elsewhere (a confirmation on fresh tasks): they are not admissible, with that reason.
     Every candidate gets a Decision (input order); only the winner has `accepted=True`.
     """
     acc = cfg.acceptance
@@ -317,9 +307,8 @@ def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: lis
     n = len(task_ids)
     idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
     inc_scores = task_scores(incumbent, task_ids, trials)
-    rows = [_veto(_assess(c, incumbent, inc_scores, task_ids=task_ids, gold=gold, best_ever=best_ever,
-                          trials=trials, idx=idx, cfg=cfg), (vetoes or {}).get(c.candidate_id))
-            for c in candidates]
+    rows = [_assess(c, incumbent, inc_scores, task_ids=task_ids, gold=gold, best_ever=best_ever, trials=trials,
+                    idx=idx, cfg=cfg) for c in candidates]
     ranked = sorted((r for r in rows if r.admissible),
                     key=lambda r: (-_objective(r.st, r.cand.novelty, acc), -r.st.d_s, r.st.d_c))
     winner = ranked[0].cand.candidate_id if ranked else None

@@ -74,16 +74,14 @@ class AcceptanceConfig(_Strict):
     pessimistic score change is paid for by its saving. The low end is ΔS − δ, where a bootstrap δ
     counts one more task answered differently than seen (same answers on all n tasks: δ = z/n).
     Off: the point estimate ΔS."""
-    confirm: bool = True
-    """Confirm a validation decision on fresh tasks before it is taken (only with `split: validation`).
-    The candidate that wins on validation was chosen as the best of several on those very tasks, so
-    its gain there is biased upward (and a fixed validation split is reused round after round). Its
-    decision is taken again on the validation tasks pooled with up to `confirm_tasks` evolve tasks
-    the analyst did not show the proposer this round, with the same rules (the floor stays a
-    validation rule). A candidate that is not admissible on the pooled tasks is refused and the next
-    admissible one is confirmed in its place. Confirmation rollouts are charged to the budget."""
-    confirm_tasks: int = Field(60, ge=1)
-    """At most this many evolve tasks (a seeded sample, the same for every candidate of a round)."""
+    fresh_tasks: int = Field(60, ge=0)
+    """Decide on the validation split pooled with up to this many evolve tasks outside the round's
+    analyst batch (a seeded sample, the same for the incumbent and every candidate of a round; only
+    with `split: validation`, 0: validation alone). Each round's winner on a fixed, reused
+    validation split is the best of several on those very tasks, so validation alone overstates the
+    incumbent and its challengers' gains; every candidate evaluated in full that validation does not
+    rule out (guard, floor, regression) is decided on the pooled tasks by the same rules (the floor
+    stays a validation rule). See `evolve/loop/pooled.py`. Fresh rollouts count against the budget."""
 
 
 class GuardsConfig(_Strict):

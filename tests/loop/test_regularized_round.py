@@ -285,7 +285,8 @@ def test_rrsi_critic_rejects_a_leak_before_any_rollout(tmp_path):
     leaks = [c for c in store.candidates("r") if c.origin == "llm" and c.status == "rejected_critic"]
     assert leaks and all(not store.rollouts("r", harness_hash=c.harness_hash) for c in leaks)
     decisions = [d for d in store.decisions("r") if d["kind"] != "prune"]
-    assert all(d["stats"].get("split") in (None, "validation") for d in decisions)
+    assert all(d["stats"].get("split") in (None, "validation", "validation+evolve") for d in decisions)
+    assert any(d["stats"].get("split") == "validation+evolve" for d in decisions), "pooled with fresh evolve tasks"
 
 
 def test_unregularized_has_no_critic_and_accepts_greedily_on_the_evolve_split(tmp_path):
@@ -353,14 +354,14 @@ def validation_lucky_policy():
         if sum(1 for m in request.messages if m["role"] == "assistant") >= 2 or system.count("Review:") >= 2:
             return right
         if lucky:
-            on_validation = any(text.endswith(i) or i in text for i in inputs)
+            on_validation = any(i in text for i in inputs)
             return right if on_validation else ("positive" if right == "negative" else "negative")
         return "positive"
 
     return MockBackend(answer)
 
 
-def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_is_confirmed(tmp_path):
+def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_is_taken(tmp_path):
     lucky = "Answer with exactly one word: positive or negative."
 
     def format_candidates(db):
@@ -369,7 +370,7 @@ def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_i
                 and any(lucky in str(e.get("value")) for e in store.edits(c.id))]
 
     off = str(tmp_path / "off.db")
-    run(off, policy=validation_lucky_policy(), rounds=1, selection={"acceptance.confirm": False})
+    run(off, policy=validation_lucky_policy(), rounds=1, selection={"acceptance.fresh_tasks": 0})
     assert [c.status for c in format_candidates(off)] == ["accepted"], "on validation alone it wins the round"
 
     on = str(tmp_path / "on.db")
@@ -379,11 +380,15 @@ def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_i
     assert refused and all(c.status == "rejected_acceptance" for c in refused)
     decisions = {d["candidate_id"]: d for d in store.decisions("r")}
     for c in refused:
-        assert "not confirmed on validation + 36 fresh evolve tasks" in decisions[c.id]["reason"]
-        confirmation = decisions[c.id]["stats"]["confirmation"]
-        assert confirmation["dS_fresh"] < 0 and confirmation["confirmed"] is False
+        d = decisions[c.id]
+        assert d["reason"].startswith("on validation + 36 fresh evolve tasks: ") and not d["accepted"]
+        assert d["stats"]["validation"]["rule"] == "gain" and d["stats"]["n_tasks"] == 96
+        assert d["stats"]["dS"] < d["stats"]["validation"]["dS"]
+    evolve_ids = {t.task_id for t in store.rollouts("r", split="evolve") if t.candidate_id in {c.id for c in refused}}
+    assert len(evolve_ids) == 36, "the fresh tasks: evolve tasks outside the analyst's batch"
     winner = [c for c in store.candidates("r") if c.status == "accepted"]
-    assert len(winner) == 1 and decisions[winner[0].id]["stats"]["confirmation"]["confirmed"] is True
-    assert "confirmed on validation + 36 fresh evolve tasks" in decisions[winner[0].id]["reason"]
+    assert len(winner) == 1 and decisions[winner[0].id]["reason"].startswith(
+        "accepted: on validation + 36 fresh evolve tasks: gain")
     assert any(e["component"] == "example" for e in summary["accepted_edits"])
-    assert summary["rounds"][0]["rejections"].get("not confirmed") == len(refused)
+    assert summary["rounds"][0]["rejections"].get("within noise band") == len(refused)
+
