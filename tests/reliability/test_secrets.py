@@ -62,7 +62,7 @@ def test_no_secret_reaches_store_exports_reports_output_or_logs(planted, tmp_pat
         for run_id, api_base in (("s", server.api_base),
                                  ("u", server.api_base.replace("http://", f"http://evolveuser:{PASSWORD}@"))):
             run = runner.invoke(app, ["run", "--model", "openai/fake-model", "--api-base", api_base, "--rounds", "1",
-                                      "--budget", "124", "--report-limit", "3", "--run-id", run_id, "--db", str(db),
+                                      "--budget", "240", "--report-limit", "3", "--run-id", run_id, "--db", str(db),
                                       "--config", str(small), "--no-cache", "--json"])
             outputs.append(run.output)
             assert run.exit_code == 0, run.output
