@@ -59,7 +59,7 @@ class _Judge:
 
     def __init__(self, ctx: RoundContext, incumbent: Harness, cands: list[Cand], split: str,
                  tasks: list[Task], inc_records: list[Any], fresh: list[Task]) -> None:
-        self.ctx, self.split, self.tasks, self.inc_records = ctx, split, tasks, inc_records
+        self.ctx, self.split = ctx, split
         self.inc_eval = evaluation(ctx.state.incumbent_id, inc_records, 0, ctx.benchmark.labels)
         self.by_id = {task.id: task for task in tasks}
         self.task_ids = [task.id for task in tasks]
@@ -179,11 +179,11 @@ def _record(ctx: RoundContext, cands: list[Cand], result: Any, alloc: bandit.All
 
 def _record_evaluated(ctx: RoundContext, c: Cand, d: Any, accepted: bool, outcome: dict[str, Any]) -> None:
     st = ctx.state
-    stats, reason = dict(d.stats), d.reason
+    stats = dict(d.stats)
     delta, ci = stats.get("dS"), stats.get("ci_S") or [None, None]
-    ctx.store.add_decision(ctx.run_id, c.id, ctx.t, accepted, reason, stats)
+    ctx.store.add_decision(ctx.run_id, c.id, ctx.t, accepted, d.reason, stats)
     ctx.store.update_candidate(
-        c.id, status="accepted" if accepted else "rejected_acceptance", reason=reason,
+        c.id, status="accepted" if accepted else "rejected_acceptance", reason=d.reason,
         val_score=outcome["scores"].get(c.id), val_ci_low=ci[0], val_ci_high=ci[1], delta=delta,
         policy_tokens=stats.get("tokens_per_task"))
     outcome["deltas"][c.id] = delta

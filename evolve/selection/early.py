@@ -119,7 +119,7 @@ def share_lower_bound(count: int, n: int, total: int, z: float) -> float:
     if n <= 0 or total <= 0:
         return 0.0
     alpha = 1.0 - NormalDist().cdf(z)
-    unseen_low = float(beta.ppf(alpha, count, n - count + 1)) if count > 0 else 0.0
+    unseen_low = _lower(count, n, alpha)
     return (count + max(total - n, 0) * unseen_low) / total
 
 
