@@ -392,3 +392,53 @@ def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_i
     assert any(e["component"] == "example" for e in summary["accepted_edits"])
     assert summary["rounds"][0]["rejections"].get("within noise band") == len(refused)
 
+
+
+def validation_shy_policy():
+    """A seed that is right on half the tasks (by a hash of the input) and wrong on the rest, not
+    collapsed onto a label. Two examples help little on the validation tasks (a few gains, a few
+    losses: within the noise band there) and help on every other task."""
+    import zlib
+
+    from evolve.bench.benchmark import load_benchmark
+
+    inputs = {task.input for task in load_benchmark("sentiment-products").split("validation")}
+
+    def answer(request: Request) -> str:
+        text = request.messages[-1]["content"]
+        right = "negative" if any(w in text for w in NEGATIVE) else "positive"
+        wrong = "positive" if right == "negative" else "negative"
+        key = zlib.crc32(text.encode())
+        seed_right = key % 2 == 0
+        system = " ".join(m["content"] or "" for m in request.messages if m["role"] == "system")
+        examples = sum(1 for m in request.messages if m["role"] == "assistant") >= 2 or system.count("Review:") >= 2
+        if not examples:
+            return right if seed_right else wrong
+        if not any(i in text for i in inputs):
+            return right
+        return right if (seed_right and key % 20 != 0) or key % 20 in (1, 3) else wrong
+
+    return MockBackend(answer)
+
+
+def test_a_candidate_within_the_band_on_validation_is_admitted_on_the_pooled_tasks(tmp_path):
+    def example_candidates(db):
+        store = LineageStore(db)
+        return [c for c in store.candidates("r") if c.round == 0
+                and any(e.get("component") == "example" for e in store.edits(c.id))]
+
+    off = str(tmp_path / "off.db")
+    run(off, policy=validation_shy_policy(), rounds=1, selection={"acceptance.fresh_tasks": 0})
+    assert example_candidates(off) and all(c.status != "accepted" for c in example_candidates(off)), \
+        "on validation alone no example set gains beyond the band"
+
+    on = str(tmp_path / "on.db")
+    run(on, policy=validation_shy_policy(), rounds=1)
+    store = LineageStore(on)
+    decisions = {d["candidate_id"]: d for d in store.decisions("r")}
+    accepted = [c for c in example_candidates(on) if c.status == "accepted"]
+    assert len(accepted) == 1
+    d = decisions[accepted[0].id]
+    assert d["reason"].startswith("accepted: on validation + 36 fresh evolve tasks: gain")
+    assert d["stats"]["validation"]["rule"] == "band", "validation alone held it within the band"
+    assert d["stats"]["dS"] > d["stats"]["validation"]["dS"]
