@@ -124,9 +124,13 @@ def _drive(fn: Any, as_json: bool, **kwargs: Any) -> None:
         typer.echo(_json_summary(summary))
         return
     progress = _Progress(None)
-    with Live(progress.render(), console=err_console, refresh_per_second=4, transient=False) as live:
-        progress.live = live
-        summary = fn(progress=progress, **kwargs)
+    try:
+        with Live(progress.render(), console=err_console, refresh_per_second=4, transient=False) as live:
+            progress.live = live
+            summary = fn(progress=progress, **kwargs)
+    finally:
+        if not err_console.is_terminal:
+            err_console.line()  # off a terminal the last frame ends without one: errors and the summary start a line
     _print_summary(summary)
 
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evolve.bench.benchmark import load_benchmark
 from evolve.bench.stats import answer_label, majority_baseline, prediction_distribution
-from evolve.errors import EvolveError
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
-from evolve.loop.setup import bind_judge
 from evolve.loop.state import LoopState
 
 REPORT_SPLITS = ("evolve", "validation", "test")
@@ -26,13 +23,7 @@ def _suites(ctx: RoundContext) -> list[tuple[str, Any, str, list[Any]]]:
     """(label, benchmark, split, tasks) of every suite in the report."""
     bench = ctx.benchmark
     suites = [(split, bench, split, bench.split(split)) for split in REPORT_SPLITS if split in bench.splits]
-    for ref in ctx.cfg.ood if ctx.cfg.ood is not None else list(bench.ood):
-        try:
-            ood = load_benchmark(ref)
-        except EvolveError as exc:
-            ctx.progress({"event": "warning", "message": f"OOD suite {ref!r} skipped: {exc}"})
-            continue
-        bind_judge(ood, ctx.parts.judge)
+    for ood in ctx.parts.ood:
         tasks = [task for split in ood.splits.values() for task in split]
         suites.append((f"ood:{ood.name}", ood, OOD_SPLIT, tasks))
     return suites

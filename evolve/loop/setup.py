@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ from evolve.backends.base import scores_choices
 from evolve.backends.metered import MeteredBackend
 from evolve.bench.benchmark import Benchmark, load_benchmark
 from evolve.bench.tools import attach_tools
-from evolve.errors import ConfigError
+from evolve.errors import ConfigError, EvolveError
 from evolve.executors import Executor, WorkerSpec, make_executor
 from evolve.harness import Harness, load_harness
 from evolve.loop import model_budgets
@@ -46,6 +46,8 @@ class RunParts:
     """Where oracle rollouts run (None: in this process, on `policy`)."""
     budgets: dict[str, Any] | None = None
     """The resolved proposer budgets and where they came from (see model_budgets.py)."""
+    ood: list[Benchmark] = field(default_factory=list)
+    """The out-of-distribution suites of the final report, loaded up front (see `load_ood`)."""
 
     @property
     def policy(self) -> MeteredBackend:
@@ -102,11 +104,13 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
     check_budget(config, benchmark, selection)
     registry = attach_tools(benchmark.verifier, config.tools, "run option 'tools'")
     seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
+    ood = load_ood(config, benchmark)
     roles = config.roles()
     injected = {"policy": policy, **dict.fromkeys(ROLE_ORDER[1:], helper), **(backends or {})}
     role_backend = role_backends(roles, lambda spec: get_backend(
         spec.model, api_base=spec.api_base, cache=config.cache, concurrency=config.concurrency), injected)
-    bind_judge(benchmark, role_backend["judge"])
+    for suite in (benchmark, *ood):
+        bind_judge(suite, role_backend["judge"])
     labels = tuple(benchmark.labels or ())
     demo = benchmark.split("demo") if "demo" in benchmark.splits else []
     proposer = None
@@ -128,7 +132,22 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
                                    review_operators=_reviews_operators(loop, config)))
         critic = CriticChain(chain)
     return RunParts(config, loop, selection, benchmark, seed, roles, role_backend, proposer, operators, critic,
-                    build_executor(config, role_backend["policy"], injected=policy is not None), budgets)
+                    build_executor(config, role_backend["policy"], injected=policy is not None), budgets, ood)
+
+
+def load_ood(config: RunConfig, benchmark: Benchmark) -> list[Benchmark]:
+    """The run's out-of-distribution suites (the run's `ood` list, else the benchmark's own siblings),
+    loaded before anything is stored or evaluated, so that a wrong name fails at once, not in the final
+    report after the whole evolution."""
+    refs, where = (config.ood, "run option 'ood'") if config.ood is not None \
+        else (list(benchmark.ood), f"benchmark {benchmark.name!r}, field 'ood'")
+    suites = []
+    for ref in refs:
+        try:
+            suites.append(load_benchmark(ref))
+        except EvolveError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return suites
 
 
 def load_loop(config: RunConfig) -> tuple[LoopConfig, dict[str, Any]]:
@@ -199,6 +218,8 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     loop, budgets = load_loop(config)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
+    load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
+    ood = load_ood(config, benchmark)
     drafts = loop.llm_drafts + loop.operator_drafts
     n_accept = len(benchmark.split(selection.acceptance.split)) if selection.acceptance.split != "evolve" \
         else min(config.evolve_batch, len(benchmark.split("evolve")))
@@ -208,6 +229,7 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     minimum = round_minimum(benchmark, selection, config.evolve_batch)
     return {
         "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
+        "ood": {suite.name: sum(len(tasks) for tasks in suite.splits.values()) for suite in ood},
         "preset": config.preset, "roles": public_roles(config.roles()), "rounds": config.rounds,
         "drafts_per_round": drafts, "budgets": selection.budgets.model_dump(), "proposer_budgets": budgets,
         "round_minimum": minimum,

@@ -42,7 +42,11 @@ def normalize_url(url_or_path: str | Path, *, create_dirs: bool = True) -> str:
         return text
     path = Path(text).expanduser()
     if create_dirs:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"database {text}: cannot create its folder {str(path.parent)!r}: "
+                             f"{exc.strerror or exc}") from None
     return f"sqlite:///{path}"
 
 
