@@ -11,7 +11,8 @@ from evolve.errors import EvolveError, one_line
 
 
 class _Group(TyperGroup):
-    """Turns user errors into one line on stderr and exit code 2, without a traceback."""
+    """Turns user errors, and file-system errors on a named path (an output folder that cannot be made,
+    a file that cannot be written), into one line on stderr and exit code 2, without a traceback."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -19,6 +20,11 @@ class _Group(TyperGroup):
         except EvolveError as exc:
             typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            if exc.filename is None:  # not about a path the user named (a socket, a bug): keep the traceback
+                raise
+            typer.echo(f"error: {one_line(f'{exc.filename}: {exc.strerror or exc}')}", err=True)
+            raise typer.Exit(EvolveError.exit_code) from None
 
 
 app = typer.Typer(

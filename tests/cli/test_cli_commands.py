@@ -266,6 +266,15 @@ def test_bad_format_options_list_choices(db: str, tmp_path: Path) -> None:
     assert "skills" in line and "prompt" in line and "json" in line
 
 
+def test_an_output_path_that_cannot_be_written_is_a_user_error(db: str, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    line = user_error("export", "best", "--format", "skills", "--out", str(blocker / "out"), "--db", db)
+    assert line.startswith(f"error: {blocker}") or line.startswith(f"error: {blocker / 'out'}"), line
+    line = user_error("report", "run1", "--out", str(blocker / "r" / "report.html"), "--db", db)
+    assert str(blocker) in line, line
+
+
 def test_empty_database_is_a_user_error(tmp_path: Path) -> None:
     missing = tmp_path / "missing" / "typo.db"
     assert "no lineage database" in user_error("lineage", "--db", str(missing))
