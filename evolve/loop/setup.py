@@ -101,6 +101,7 @@ def build_parts(config: RunConfig, *, policy: Any = None, helper: Any = None,
     loop, budgets = load_loop(config)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
+    check_acceptance_tasks(config, benchmark, selection)
     check_budget(config, benchmark, selection)
     registry = attach_tools(benchmark.verifier, config.tools, "run option 'tools'")
     seed = load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
@@ -211,6 +212,23 @@ def check_budget(config: RunConfig, benchmark: Benchmark, selection: SelectionCo
             f"or lower --evolve-batch")
 
 
+def check_acceptance_tasks(config: RunConfig, benchmark: Benchmark, selection: SelectionConfig) -> None:
+    """Refuse a run whose decisions are on fewer tasks than the guard `min_validation_tasks` allows: it
+    could accept nothing, whatever it spent (ConfigError naming both counts and the setting)."""
+    guards, acc = selection.guards, selection.acceptance
+    if not guards.enabled or not guards.min_validation_tasks:
+        return
+    evolve = len(benchmark.split("evolve")) if "evolve" in benchmark.splits else 0
+    n = min(config.evolve_batch, evolve) if acc.split == "evolve" else len(benchmark.split(acc.split))
+    if n < guards.min_validation_tasks:
+        where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
+        raise ConfigError(
+            f"benchmark {benchmark.name!r}: decisions need at least {guards.min_validation_tasks} tasks "
+            f"(selection guards.min_validation_tasks) and {where}, so no candidate could be accepted; "
+            f"set `selection: {{guards.min_validation_tasks: {n}}}` in the run file, or give the "
+            f"{acc.split} split more tasks")
+
+
 def build_plan(config: RunConfig) -> dict[str, Any]:
     """What the configured budgets buy (for `--dry-run`); loads presets and the benchmark, calls no model."""
     from evolve.selection.budget import estimate
@@ -218,6 +236,7 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     loop, budgets = load_loop(config)
     selection = load_selection_preset(selection_preset_for(config.preset), _selection_overrides(config))
     benchmark = load_benchmark(config.benchmark, seed=config.split_seed)
+    check_acceptance_tasks(config, benchmark, selection)
     load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
     ood = load_ood(config, benchmark)
     drafts = loop.llm_drafts + loop.operator_drafts

@@ -58,3 +58,15 @@ def test_a_database_folder_that_cannot_be_made_is_a_user_error(tmp_path: Path) -
     blocker.write_text("not a folder", encoding="utf-8")
     line = run_error("--db", str(blocker / "sub" / "r.db"))
     assert line.startswith(f"error: database {blocker / 'sub' / 'r.db'}: cannot create its folder")
+
+
+def test_a_validation_split_below_the_guards_minimum_is_refused_up_front(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    line = run_error("--benchmark", "repo-fix", "--db", str(db))
+    assert ("decisions need at least 20 tasks (selection guards.min_validation_tasks) and its validation "
+            "split has 6") in line and "guards.min_validation_tasks: 6" in line
+    assert LineageStore(db).list_runs() == []
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("benchmark: repo-fix\nselection:\n  guards.min_validation_tasks: 6\n", encoding="utf-8")
+    plan = runner.invoke(app, ["run", "--dry-run", "--config", str(run_file)])
+    assert plan.exit_code == 0 and json.loads(plan.stdout)["splits"]["validation"] == 6, plan.output
