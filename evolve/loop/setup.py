@@ -184,13 +184,19 @@ def build_executor(config: RunConfig, policy: MeteredBackend, *, injected: bool 
     return make_executor(config.executor, policy, spec, address=config.ray_address, workers=config.workers)
 
 
+def decision_tasks(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> int:
+    """How many tasks a decision is taken on: the acceptance split, or the analyst's evolve batch."""
+    split = selection.acceptance.split
+    return min(evolve_batch, len(benchmark.split("evolve"))) if split == "evolve" else len(benchmark.split(split))
+
+
 def round_minimum(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> dict[str, int]:
     """Oracle rollouts one round needs at the least to accept anything: the analyst's batch, the
     incumbent on the acceptance split, one candidate fully evaluated there, and with
     `acceptance.fresh_tasks` both on the fresh evolve tasks pooled into the decision (tasks × trials)."""
     acc, trials = selection.acceptance, selection.allocator.trials_per_task
     batch = min(evolve_batch, len(benchmark.split("evolve")))
-    n = batch if acc.split == "evolve" else len(benchmark.split(acc.split))
+    n = decision_tasks(benchmark, selection, evolve_batch)
     incumbent = 0 if acc.split == "evolve" else n
     parts = {"analyst": batch * trials, "incumbent": incumbent * trials, "candidate": n * trials}
     if acc.fresh_tasks and not acc.greedy and acc.split == "validation":
@@ -218,8 +224,7 @@ def check_acceptance_tasks(config: RunConfig, benchmark: Benchmark, selection: S
     guards, acc = selection.guards, selection.acceptance
     if not guards.enabled or not guards.min_validation_tasks:
         return
-    evolve = len(benchmark.split("evolve")) if "evolve" in benchmark.splits else 0
-    n = min(config.evolve_batch, evolve) if acc.split == "evolve" else len(benchmark.split(acc.split))
+    n = decision_tasks(benchmark, selection, config.evolve_batch)
     if n < guards.min_validation_tasks:
         where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
         raise ConfigError(
@@ -240,10 +245,9 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
     ood = load_ood(config, benchmark)
     drafts = loop.llm_drafts + loop.operator_drafts
-    n_accept = len(benchmark.split(selection.acceptance.split)) if selection.acceptance.split != "evolve" \
-        else min(config.evolve_batch, len(benchmark.split("evolve")))
+    n_decision = decision_tasks(benchmark, selection, config.evolve_batch)
     est = estimate(selection.budgets, selection.allocator, rounds=config.rounds, drafts_per_round=drafts,
-                   top_k=selection.surrogate.top_k, n_validation=n_accept,
+                   top_k=selection.surrogate.top_k, n_validation=n_decision,
                    analyst_batch=min(config.evolve_batch, len(benchmark.split("evolve"))))
     minimum = round_minimum(benchmark, selection, config.evolve_batch)
     return {
