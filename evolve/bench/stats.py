@@ -65,6 +65,21 @@ def score_ci(results: Sequence[Any]) -> tuple[float, float, float, int]:
     return mean, low, high, len(per_task)
 
 
+def balanced_score(results: Sequence[Any], gold: dict[str, str]) -> float | None:
+    """The mean over gold labels of the score on that label's tasks (balanced accuracy, the mean recall
+    per label, for a 0/1 reward): a harness that answers one label always scores 1/L whatever the
+    label priors, so a gain in plain score that this does not share came from leaning toward the
+    split's frequent label. None with fewer than two gold labels among the tasks scored."""
+    per_task = task_rewards(results)
+    by_label: dict[str, list[float]] = {}
+    for task, rewards in per_task.items():
+        if task in gold:
+            by_label.setdefault(gold[task], []).append(sum(rewards) / len(rewards))
+    if len(by_label) < 2:
+        return None
+    return sum(sum(v) / len(v) for v in by_label.values()) / len(by_label)
+
+
 def majority_baseline(tasks: Sequence[Task]) -> tuple[str | None, float]:
     """The most frequent target and the accuracy of always answering it."""
     if not tasks:

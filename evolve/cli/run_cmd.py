@@ -71,6 +71,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         table.add_row(suite, fmt(seed), fmt(best), f"{delta:+.3f}", "-" if base is None else f"{base:.3f}",
                       f"{seed.get('policy_tokens') or 0:.0f}", f"{best.get('policy_tokens') or 0:.0f}")
     console.print(table)
+    _print_labels(summary)
     console.print(f"rollouts spent {summary['rollouts_spent']} of {summary['budget']} "
                   f"(+{summary['rollouts_total'] - summary['rollouts_spent']} for reporting), "
                   f"failed rollouts {summary['failed_rollouts']}, candidates {summary['candidates']}")
@@ -88,6 +89,28 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print("no edit was accepted: the seed harness remains the best")
     console.print(f"inspect: evolve lineage {summary['run_id']} · export: evolve export best --run "
                   f"{summary['run_id']} --format skills --out export/")
+
+
+def _top_answer(shares: dict[str, float] | None) -> str:
+    if not shares:
+        return "-"
+    answer, share = next(iter(shares.items()))
+    return f"{answer or '(empty)'} {share:.0%}"
+
+
+def _print_labels(summary: dict[str, Any]) -> None:
+    """Label suites: the balanced score (mean per gold label) and the most frequent answer, seed and best."""
+    preds = summary.get("predictions") or {}
+    if not preds:
+        return
+    table = Table(title="label suites: balanced score (mean per gold label) and most frequent answer")
+    for col in ("suite", "seed balanced", "best balanced", "seed answers", "best answers"):
+        table.add_column(col)
+    for suite, by_which in preds.items():
+        bal = [(summary.get(w) or {}).get(suite, {}).get("balanced") for w in ("seed", "best")]
+        table.add_row(suite, *("-" if b is None else f"{b:.3f}" for b in bal),
+                      _top_answer(by_which.get("seed")), _top_answer(by_which.get("best")))
+    console.print(table)
 
 
 def _print_rounds(summary: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evolve.bench.stats import answer_label, majority_baseline, prediction_distribution
+from evolve.bench.stats import answer_label, balanced_score, majority_baseline, prediction_distribution
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
 from evolve.loop.state import LoopState
@@ -44,6 +44,8 @@ async def final_report(ctx: RoundContext) -> dict[str, Any]:
             records = await ctx.oracle.evaluate(harness, bench, split, tasks, candidate_id=cid, charge=False)
             summary[which][label] = summarize(records)
             if bench.labels:
+                gold = {task.id: task.target for task in tasks}
+                summary[which][label]["balanced"] = balanced_score(records, gold)
                 summary["predictions"].setdefault(label, {})[which] = prediction_distribution(
                     [answer_label(r.prediction, bench.labels) for r in records], [r.parsed for r in records])
         if bench.labels:
@@ -56,14 +58,20 @@ async def final_report(ctx: RoundContext) -> dict[str, Any]:
 
 def flags(summary: dict[str, Any]) -> list[str]:
     """Warnings on the reported scores: a best harness below the seed, or below the majority-class
-    baseline (a harness that scores under "always answer the most frequent label" has learned nothing)."""
+    baseline (a harness that scores under "always answer the most frequent label" has learned nothing),
+    or a gain over the seed that the balanced score does not share (it came from label bias)."""
     out = []
     for suite, best in summary["best"].items():
-        score, seed = best.get("score"), summary["seed"].get(suite, {}).get("score")
+        seed_row = summary["seed"].get(suite, {})
+        score, seed = best.get("score"), seed_row.get("score")
         if score is None:
             continue
         if seed is not None and score < seed:
             out.append(f"{suite}: best {score:.3f} is below the seed's {seed:.3f}")
+        bal, seed_bal = best.get("balanced"), seed_row.get("balanced")
+        if seed is not None and score > seed and bal is not None and seed_bal is not None and bal <= seed_bal:
+            out.append(f"{suite}: best's gain over the seed ({score - seed:+.3f}) is label bias: its balanced "
+                       f"score (mean per gold label) is {bal:.3f} vs the seed's {seed_bal:.3f}")
         base = summary["baselines"].get(suite)
         if base and base.get("majority") is not None and score < base["majority"]:
             out.append(f"{suite}: best {score:.3f} is below the majority-class baseline {base['majority']:.3f} "

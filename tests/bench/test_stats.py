@@ -7,6 +7,7 @@ import random
 import pytest
 
 from evolve.bench.stats import (
+    balanced_score,
     best_constant_baseline,
     majority_baseline,
     mean_ci,
@@ -45,6 +46,23 @@ def test_majority_and_best_constant_baselines():
     assert best_constant_baseline(items, make_verifier("label")) == ("a", 0.6)
     assert best_constant_baseline(items, make_verifier("label"), ["b", "c"]) == ("b", 0.2)
     assert majority_baseline([]) == (None, 0.0)
+
+
+def test_balanced_score_weighs_each_gold_label_alike():
+    from evolve.store.records import RolloutRecord
+
+    gold = {f"t{i}": ("a" if i < 6 else "b") for i in range(8)}
+
+    def records(answer_of):
+        return [RolloutRecord("r", "h", "b", "test", t, float(answer_of(t) == g)) for t, g in gold.items()]
+
+    always_a = records(lambda t: "a")
+    assert balanced_score(always_a, gold) == pytest.approx(0.5)  # 0.75 plain: the frequent label's share
+    right_on_b_half_on_a = records(lambda t: gold[t] if t in ("t0", "t1", "t2", "t6", "t7") else "b")
+    assert balanced_score(right_on_b_half_on_a, gold) == pytest.approx((3 / 6 + 2 / 2) / 2)
+    trials = always_a + [RolloutRecord("r", "h", "b", "test", "t6", 1.0, trial=1)]
+    assert balanced_score(trials, gold) == pytest.approx((1.0 + (0.5 + 0.0) / 2) / 2)
+    assert balanced_score(always_a, {t: "a" for t in gold}) is None
 
 
 def test_prediction_distribution_and_parse_rate():

@@ -148,6 +148,7 @@ def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "fini
                  "test": _score(0.64, 60, 378), "ood:fixture-ood": _score(0.52, 30, 378)},
         "candidate": "c3b",
     }
+    summary["seed"]["test"]["balanced"], summary["best"]["test"]["balanced"] = 0.475, 0.655
     store.update_run(run_id, status=status, summary=summary)
     return harnesses
 
