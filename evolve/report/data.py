@@ -168,6 +168,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
               "agreement": _agreement_chart(rubrics), "usage": _usage_chart(usage)}
     counts = [(s, STATUS_LABEL.get(s, s), c) for s, c in sorted(overview["by_status"].items())]
     notes = [] if rows else ["the run has no seed-vs-best summary yet (it is still running or failed early)"]
+    notes += [f"warning: {flag}" for flag in (run.get("summary") or {}).get("flags") or []]
     return ReportData(
         run=run, overview=overview, counts=counts, tree=svg, hidden=hidden, charts=charts, splits=rows,
         accepted=accepted, rejected=rejected[-max_rejected:], rubrics=rubrics, usage=usage,

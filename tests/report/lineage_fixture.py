@@ -147,6 +147,7 @@ def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "fini
         "best": {"evolve": _score(0.69, tokens=378), "validation": _score(0.71, tokens=378),
                  "test": _score(0.64, 60, 378), "ood:fixture-ood": _score(0.52, 30, 378)},
         "candidate": "c3b",
+        "flags": ["ood:fixture-ood: best 0.520 is below the majority-class baseline 0.550 (always 'b')"],
     }
     summary["seed"]["test"]["balanced"], summary["best"]["test"]["balanced"] = 0.475, 0.655
     store.update_run(run_id, status=status, summary=summary)
