@@ -30,6 +30,9 @@ def render_report(report: dict[str, Any]) -> None:
     if r["majority_baseline"] is not None:
         _line(f"baselines: majority {_pct(r['majority_baseline'])} ({escape(str(r['majority_label']))}), "
                       f"best constant {_pct(r['best_constant_baseline'])} ({escape(str(r['best_constant']))})")
+    if r.get("balanced") is not None:
+        _line(f"balanced score {r['balanced']:.3f} (the mean per gold label: answering one label always "
+              f"scores 1 / the number of labels)")
     _line(f"parse rate {r['parse_rate']:.3f}  errors {r['errors']}")
     dist = ", ".join(f"{escape(k or '(empty)')} {v:.0%}" for k, v in r["prediction_distribution"].items())
     _line(f"predictions: {dist}")

@@ -45,6 +45,8 @@ def test_run_eval_stores_rollouts_under_an_eval_run(tmp_path, db_url):
     assert report["majority_baseline"] is not None and report["best_constant"] in ("True", "False")
     assert report["prediction_distribution"] == {"False": 1.0}
     assert report["parse_rate"] == 1.0
+    whole = run_eval("minimal", str(bbh), split="test", db=db_url, backend=MockBackend(default="False"))
+    assert whole["majority_baseline"] != 0.5 and whole["balanced"] == 0.5  # one label always: 1/2 whatever the priors
     store = LineageStore(db_url)
     run = store.get_run(report["run_id"])
     assert run["kind"] == "eval" and run["status"] == "done" and run["summary"]["score"] == report["score"]
