@@ -75,6 +75,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
     console.print(f"rollouts spent {summary['rollouts_spent']} of {summary['budget']} "
                   f"(+{summary['rollouts_total'] - summary['rollouts_spent']} for reporting), "
                   f"failed rollouts {summary['failed_rollouts']}, candidates {summary['candidates']}")
+    if (decided := summary.get("decision_tasks")) and decided["n"] < decided["of"]:
+        console.print(f"decisions on a sample of {decided['n']} of the {decided['of']} validation tasks "
+                      f"(acceptance.validation_tasks; the table scores the whole split)")
     if summary.get("stopped"):
         console.print(f"stopped early: {summary['stopped']}")
     for flag in summary.get("flags") or []:
@@ -137,7 +140,7 @@ def _print_rounds(summary: dict[str, Any]) -> None:
 def _json_summary(summary: dict[str, Any]) -> str:
     keys = ("run_id", "seed", "best", "baselines", "flags", "predictions", "seed_id", "best_id", "rollouts_spent",
             "budget", "budget_spent", "failed_rollouts", "failed_by_kind", "candidates", "accepted_edits", "stopped",
-            "proposer_disabled", "rounds")
+            "proposer_disabled", "rounds", "decision_tasks")
     return json.dumps({k: summary.get(k) for k in keys}, indent=2, default=str)
 
 

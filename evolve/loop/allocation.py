@@ -16,7 +16,7 @@ from typing import Any
 from evolve.bench.stats import answer_label
 from evolve.bench.task import Task
 from evolve.harness import Harness
-from evolve.loop import bans, budget, novelty
+from evolve.loop import bans, budget, decision_split, novelty
 from evolve.loop.context import Cand, RoundContext
 from evolve.loop.oracle import rewards_by_task, summarize
 from evolve.loop.pooled import VALIDATION_ONLY, Pool, fresh_tasks
@@ -49,9 +49,12 @@ def evaluation(cid: str, records: list[Any], novelty_value: int,
 
 
 def acceptance_tasks(ctx: RoundContext, evolve_batch: list[Task]) -> tuple[str, list[Task]]:
-    """The split acceptance decides on, and its tasks (the analyst's batch for the evolve split)."""
+    """The split acceptance decides on, and its tasks: the analyst's batch for the evolve split, the
+    run's decision tasks of the validation split (`decision_split.tasks`)."""
     split = ctx.sel.acceptance.split
-    return split, (evolve_batch if split == "evolve" else ctx.benchmark.split(split))
+    if split == "evolve":
+        return split, evolve_batch
+    return split, decision_split.tasks(ctx.benchmark, ctx.sel, ctx.cfg)
 
 
 class _Judge:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from evolve.bench.stats import answer_label, balanced_score, majority_baseline, prediction_distribution
+from evolve.loop import decision_split
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
 from evolve.loop.state import LoopState
@@ -99,8 +100,15 @@ def _lineage_facts(ctx: RoundContext, st: LoopState, seed_id: str, best_id: str)
         "accepted_edits": accepted, "proposer_disabled": st.proposer_disabled,
         "rounds": [{k: r.get(k) for k in ("round", "val_score", "accepted", "drafts", "rejections")}
                    for r in st.round_scores],
-        "usage": ctx.store.usage_by_role(ctx.run_id),
+        "usage": ctx.store.usage_by_role(ctx.run_id), "decision_tasks": _decision_tasks(ctx),
     }
+
+
+def _decision_tasks(ctx: Any) -> dict[str, int] | None:
+    """How many validation tasks the decisions rested on, of how many (None: decided on the evolve batch)."""
+    if ctx.sel.acceptance.split != "validation":
+        return None
+    return {"n": decision_split.size(ctx.benchmark, ctx.sel, ctx.cfg), "of": len(ctx.benchmark.split("validation"))}
 
 
 def _error_kinds(failed: list[Any]) -> dict[str, int]:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evolve.bench.task import Task
+from evolve.loop import decision_split
 from evolve.loop.context import RoundContext
 from evolve.selection import acceptance
 
@@ -31,12 +32,12 @@ VALIDATION_ONLY = ("guard", "floor", "regression")
 def fresh_tasks(ctx: RoundContext, batch: list[Task]) -> list[Task]:
     """Up to `fresh_tasks` evolve tasks outside the analyst's batch (seeded per round; none when the
     decision is not a validation-split RRSI decision)."""
-    acc = ctx.sel.acceptance
-    if not acc.fresh_tasks or acc.greedy or acc.split != "validation" or "evolve" not in ctx.benchmark.splits:
+    n = decision_split.fresh_count(ctx.benchmark, ctx.sel, len(batch))
+    if not n:
         return []
     shown = {task.id for task in batch}
     pool = [task for task in ctx.benchmark.split("evolve") if task.id not in shown]
-    return ctx.rng("fresh").sample(pool, min(acc.fresh_tasks, len(pool)))
+    return ctx.rng("fresh").sample(pool, min(n, len(pool)))
 
 
 class Pool:

@@ -14,7 +14,7 @@ from evolve.bench.tools import attach_tools
 from evolve.errors import ConfigError, EvolveError
 from evolve.executors import Executor, WorkerSpec, make_executor
 from evolve.harness import Harness, load_harness
-from evolve.loop import model_budgets
+from evolve.loop import decision_split, model_budgets
 from evolve.loop.config import LoopConfig, load_proposer_preset
 from evolve.loop.critic import CriticChain, LeakageCritic, LLMCritic
 from evolve.loop.operators import OperatorProposer
@@ -184,30 +184,32 @@ def build_executor(config: RunConfig, policy: MeteredBackend, *, injected: bool 
     return make_executor(config.executor, policy, spec, address=config.ray_address, workers=config.workers)
 
 
-def decision_tasks(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> int:
-    """How many tasks a decision is taken on: the acceptance split, or the analyst's evolve batch."""
-    split = selection.acceptance.split
-    return min(evolve_batch, len(benchmark.split("evolve"))) if split == "evolve" else len(benchmark.split(split))
+def decision_tasks(benchmark: Benchmark, selection: SelectionConfig, config: RunConfig) -> int:
+    """How many tasks a decision is taken on: the run's validation tasks (`decision_split.size`),
+    or the analyst's evolve batch."""
+    if selection.acceptance.split == "evolve":
+        return min(config.evolve_batch, len(benchmark.split("evolve")))
+    return decision_split.size(benchmark, selection, config)
 
 
-def round_minimum(benchmark: Benchmark, selection: SelectionConfig, evolve_batch: int) -> dict[str, int]:
+def round_minimum(benchmark: Benchmark, selection: SelectionConfig, config: RunConfig) -> dict[str, int]:
     """Oracle rollouts one round needs at the least to accept anything: the analyst's batch, the
-    incumbent on the acceptance split, one candidate fully evaluated there, and with
+    incumbent on the decision tasks, one candidate fully evaluated there, and with
     `acceptance.fresh_tasks` both on the fresh evolve tasks pooled into the decision (tasks × trials)."""
     acc, trials = selection.acceptance, selection.allocator.trials_per_task
-    batch = min(evolve_batch, len(benchmark.split("evolve")))
-    n = decision_tasks(benchmark, selection, evolve_batch)
+    batch = min(config.evolve_batch, len(benchmark.split("evolve")))
+    n = decision_tasks(benchmark, selection, config)
     incumbent = 0 if acc.split == "evolve" else n
     parts = {"analyst": batch * trials, "incumbent": incumbent * trials, "candidate": n * trials}
-    if acc.fresh_tasks and not acc.greedy and acc.split == "validation":
-        parts["fresh"] = 2 * min(acc.fresh_tasks, len(benchmark.split("evolve")) - batch) * trials
+    if fresh := decision_split.fresh_count(benchmark, selection, batch):
+        parts["fresh"] = 2 * fresh * trials
     return {**parts, "total": sum(parts.values())}
 
 
 def check_budget(config: RunConfig, benchmark: Benchmark, selection: SelectionConfig) -> None:
     """Refuse a budget below one round's minimum, naming the minimum (ConfigError)."""
     budget = selection.budgets.oracle_rollouts
-    need = round_minimum(benchmark, selection, config.evolve_batch)
+    need = round_minimum(benchmark, selection, config)
     if budget is not None and budget < need["total"]:
         fresh = f" + both on the fresh evolve tasks {need['fresh']}" if need.get("fresh") else ""
         raise ConfigError(
@@ -224,7 +226,7 @@ def check_acceptance_tasks(config: RunConfig, benchmark: Benchmark, selection: S
     guards, acc = selection.guards, selection.acceptance
     if not guards.enabled or not guards.min_validation_tasks:
         return
-    n = decision_tasks(benchmark, selection, config.evolve_batch)
+    n = decision_tasks(benchmark, selection, config)
     if n < guards.min_validation_tasks:
         where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
         raise ConfigError(
@@ -245,19 +247,29 @@ def build_plan(config: RunConfig) -> dict[str, Any]:
     load_harness(resolve_named("harnesses", config.harness, marker="harness.yaml"))
     ood = load_ood(config, benchmark)
     drafts = loop.llm_drafts + loop.operator_drafts
-    n_decision = decision_tasks(benchmark, selection, config.evolve_batch)
+    n_decision = decision_tasks(benchmark, selection, config)
     est = estimate(selection.budgets, selection.allocator, rounds=config.rounds, drafts_per_round=drafts,
                    top_k=selection.surrogate.top_k, n_validation=n_decision,
                    analyst_batch=min(config.evolve_batch, len(benchmark.split("evolve"))))
-    minimum = round_minimum(benchmark, selection, config.evolve_batch)
+    minimum = round_minimum(benchmark, selection, config)
     return {
         "benchmark": benchmark.name, "splits": {k: len(v) for k, v in benchmark.splits.items()},
         "ood": {suite.name: sum(len(tasks) for tasks in suite.splits.values()) for suite in ood},
         "preset": config.preset, "roles": public_roles(config.roles()), "rounds": config.rounds,
         "drafts_per_round": drafts, "budgets": selection.budgets.model_dump(), "proposer_budgets": budgets,
-        "round_minimum": minimum,
-        "estimate": [*est.lines(), f"one round needs at least {minimum['total']} oracle rollouts"],
+        "round_minimum": minimum, "decision_tasks": n_decision,
+        "estimate": [*est.lines(), f"one round needs at least {minimum['total']} oracle rollouts",
+                     *_decision_line(benchmark, selection, n_decision)],
     }
+
+
+def _decision_line(benchmark: Benchmark, selection: SelectionConfig, n: int) -> list[str]:
+    acc = selection.acceptance
+    if acc.split != "validation":
+        return []
+    total = len(benchmark.split("validation"))
+    setting = "all" if acc.validation_tasks is None else acc.validation_tasks
+    return [f"decisions on {n} of {total} validation tasks (acceptance.validation_tasks: {setting})"]
 
 
 def _selection_overrides(config: RunConfig) -> dict[str, Any]:

@@ -9,7 +9,7 @@ e.g. `{"acceptance.cost_rule": False, "allocator.name": "ucb"}`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -74,6 +74,13 @@ class AcceptanceConfig(_Strict):
     pessimistic score change is paid for by its saving. The low end is ΔS − δ, where a bootstrap δ
     counts one more task answered differently than seen (same answers on all n tasks: δ = z/n).
     Off: the point estimate ΔS."""
+    validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] | None = "budget"
+    """How many validation tasks decisions rest on (only with `split: validation`): `all` (None) the
+    whole split; a number, a seeded sample of that many (stratified by gold label), the same in every
+    round; `budget`, the largest such sample that lets the oracle budget pay for every configured
+    round's analyst batch, fresh tasks and two full evaluations (never below
+    `guards.min_validation_tasks`). See `evolve/loop/decision_split.py`. The final report scores the
+    whole split."""
     fresh_tasks: int = Field(60, ge=0)
     """Decide on the validation split pooled with up to this many evolve tasks outside the round's
     analyst batch (a seeded sample, the same for the incumbent and every candidate of a round; only
