@@ -169,6 +169,7 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
     counts = [(s, STATUS_LABEL.get(s, s), c) for s, c in sorted(overview["by_status"].items())]
     notes = [] if rows else ["the run has no seed-vs-best summary yet (it is still running or failed early)"]
     notes += [f"warning: {flag}" for flag in (run.get("summary") or {}).get("flags") or []]
+    notes += _decision_note((run.get("summary") or {}).get("decision_tasks"))
     return ReportData(
         run=run, overview=overview, counts=counts, tree=svg, hidden=hidden, charts=charts, splits=rows,
         accepted=accepted, rejected=rejected[-max_rejected:], rubrics=rubrics, usage=usage,
@@ -177,3 +178,11 @@ def collect(store: LineageStore, run_id: str, *, max_rejected: int = 200, exampl
         round_rows=[{"round": r["round"], "val_score": r.get("val_score"), "drafts": r.get("drafts") or {},
                      "rejections": r.get("rejections") or {}} for r in rounds],
         proposer_note=next((r["proposer_disabled"] for r in reversed(rounds) if r.get("proposer_disabled")), None))
+
+
+def _decision_note(decided: Any) -> list[str]:
+    """A note when decisions rested on a sample of the validation split (`acceptance.validation_tasks`)."""
+    if not isinstance(decided, dict) or not isinstance(decided.get("n"), int) or decided["n"] >= decided.get("of", 0):
+        return []
+    return [f"decisions rested on a sample of {decided['n']} of the {decided['of']} validation tasks "
+            f"(acceptance.validation_tasks); the split table scores the whole split"]

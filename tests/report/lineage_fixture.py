@@ -148,6 +148,7 @@ def build_fixture(store: LineageStore, run_id: str = RUN, *, status: str = "fini
                  "test": _score(0.64, 60, 378), "ood:fixture-ood": _score(0.52, 30, 378)},
         "candidate": "c3b",
         "flags": ["ood:fixture-ood: best 0.520 is below the majority-class baseline 0.550 (always 'b')"],
+        "decision_tasks": {"n": 43, "of": 200},
     }
     summary["seed"]["test"]["balanced"], summary["best"]["test"]["balanced"] = 0.475, 0.655
     store.update_run(run_id, status=status, summary=summary)

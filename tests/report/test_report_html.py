@@ -47,7 +47,8 @@ def test_report_has_tree_plots_and_tables(report):
         assert f'id="{chart}"' in html
     for text in ("Self-consistency voting reduces random errors", "set control samples", "v2", "0.920",
                  "ood:fixture-ood", "0.640 [0.540, 0.740]", "300 of 400 rollouts", "0.475 → 0.655",
-                 "warning: ood:fixture-ood: best 0.520 is below the majority-class baseline 0.550"):
+                 "warning: ood:fixture-ood: best 0.520 is below the majority-class baseline 0.550",
+                 "decisions rested on a sample of 43 of the 200 validation tasks"):
         assert text in html, text
     assert "cost rule violated" in html  # rejected candidates keep their reason
 
