@@ -229,6 +229,12 @@ def check_acceptance_tasks(config: RunConfig, benchmark: Benchmark, selection: S
     n = decision_tasks(benchmark, selection, config)
     if n < guards.min_validation_tasks:
         where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
+        if acc.split == "validation" and n < len(benchmark.split("validation")):
+            raise ConfigError(
+                f"selection acceptance.validation_tasks: decisions on {n} of the validation split's "
+                f"{len(benchmark.split('validation'))} tasks, below guards.min_validation_tasks "
+                f"({guards.min_validation_tasks}), so no candidate could be accepted; set it to "
+                f"{guards.min_validation_tasks} or more, `budget` or `all`")
         raise ConfigError(
             f"benchmark {benchmark.name!r}: decisions need at least {guards.min_validation_tasks} tasks "
             f"(selection guards.min_validation_tasks) and {where}, so no candidate could be accepted; "

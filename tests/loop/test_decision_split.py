@@ -71,6 +71,18 @@ def test_a_bad_setting_is_refused_naming_the_field():
         load_selection_preset("rrsi", {"acceptance.validation_tasks": "some"})
 
 
+def test_a_sample_below_the_guard_minimum_is_refused_before_the_run(tmp_path):
+    path, db = big_validation(tmp_path / "b.jsonl"), tmp_path / "small.db"
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("selection:\n  acceptance.validation_tasks: 10\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "--model", "mock", "--benchmark", str(path), "--config",
+                                      str(run_file), "--db", str(db)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "acceptance.validation_tasks: decisions on 10 of the validation split's 200 tasks" in \
+        " ".join(result.output.split())
+    assert not db.exists() or not LineageStore(str(db)).list_runs()
+
+
 def test_a_run_decides_on_its_sample_and_says_so(tmp_path):
     path, db = big_validation(tmp_path / "b.jsonl"), str(tmp_path / "s.db")
     args = ["run", "--model", "mock", "--benchmark", str(path), "--rounds", "2", "--budget", "600", "--seed", "1"]
