@@ -270,6 +270,7 @@ def status(
         while any_live(store, run_id):
             time.sleep(max(0.05, interval))
             live.update(view())
+        live.update(view())  # the end state: a run can finish between a refresh and the liveness check
 
 
 def register(app: typer.Typer) -> None:

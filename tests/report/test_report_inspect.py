@@ -82,6 +82,25 @@ def test_watch_refreshes_until_the_run_ends(cli, fx):
     assert "finished" in result.output
 
 
+def test_watch_shows_the_end_state_when_a_run_finishes_between_refresh_and_check(cli, fx, monkeypatch):
+    import evolve.cli.inspect_cmd as inspect_cmd
+
+    fx.store.create_run("run-e", {"budget": 50}, benchmark="b", model="mock", preset="rrsi")
+    checks = []
+
+    def live_then_finished(store, run_id) -> bool:
+        checks.append(run_id)
+        if len(checks) == 1:
+            return True
+        fx.store.update_run("run-e", status="finished")  # after the last refresh, before this check
+        return False
+
+    monkeypatch.setattr(inspect_cmd, "any_live", live_then_finished)
+    result = cli("status", "run-e", "--watch", "--interval", "0.05")
+    assert result.exit_code == 0 and len(checks) == 2
+    assert "finished" in result.output
+
+
 def test_status_on_empty_database(tmp_path):
     from typer.testing import CliRunner
 
