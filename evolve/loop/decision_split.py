@@ -7,7 +7,7 @@ validation tasks and 60 fresh ones, a 1,500-rollout budget pays for two or three
 the five asked for, and a run stops after one or two rounds of drafts. `acceptance.validation_tasks`
 says how many validation tasks decisions rest on:
 
-- `all` (None): the whole split;
+- `all`: the whole split;
 - a number N: a sample of N tasks;
 - `budget`: the largest sample that lets the budget pay, after the seed's evaluation on it, for every
   configured round's analyst batch, the incumbent on the round's fresh tasks and `FULL_PER_ROUND`
@@ -55,10 +55,10 @@ def size(benchmark: Any, selection: Any, config: Any) -> int:
     """How many validation tasks decisions rest on (see the module docstring)."""
     total = len(benchmark.split("validation"))
     setting = selection.acceptance.validation_tasks
-    if setting is None or setting == "all":
+    if setting == "all":
         return total
     if setting != "budget":
-        return min(int(setting), total)
+        return min(setting, total)
     analyst = min(config.evolve_batch, len(benchmark.split("evolve")))
     return budget_size(total, budget=selection.budgets.oracle_rollouts, rounds=config.rounds, analyst=analyst,
                        fresh=fresh_count(benchmark, selection, analyst),

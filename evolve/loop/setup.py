@@ -227,19 +227,20 @@ def check_acceptance_tasks(config: RunConfig, benchmark: Benchmark, selection: S
     if not guards.enabled or not guards.min_validation_tasks:
         return
     n = decision_tasks(benchmark, selection, config)
-    if n < guards.min_validation_tasks:
-        where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
-        if acc.split == "validation" and n < len(benchmark.split("validation")):
-            raise ConfigError(
-                f"selection acceptance.validation_tasks: decisions on {n} of the validation split's "
-                f"{len(benchmark.split('validation'))} tasks, below guards.min_validation_tasks "
-                f"({guards.min_validation_tasks}), so no candidate could be accepted; set it to "
-                f"{guards.min_validation_tasks} or more, `budget` or `all`")
+    if n >= guards.min_validation_tasks:
+        return
+    if acc.split == "validation" and n < len(benchmark.split("validation")):
         raise ConfigError(
-            f"benchmark {benchmark.name!r}: decisions need at least {guards.min_validation_tasks} tasks "
-            f"(selection guards.min_validation_tasks) and {where}, so no candidate could be accepted; "
-            f"set `selection: {{guards.min_validation_tasks: {n}}}` in the run file, or give the "
-            f"{acc.split} split more tasks")
+            f"selection acceptance.validation_tasks: decisions on {n} of the validation split's "
+            f"{len(benchmark.split('validation'))} tasks, below guards.min_validation_tasks "
+            f"({guards.min_validation_tasks}), so no candidate could be accepted; set it to "
+            f"{guards.min_validation_tasks} or more, `budget` or `all`")
+    where = f"its {acc.split} split has {n}" if acc.split != "evolve" else f"its analyst batch has {n}"
+    raise ConfigError(
+        f"benchmark {benchmark.name!r}: decisions need at least {guards.min_validation_tasks} tasks "
+        f"(selection guards.min_validation_tasks) and {where}, so no candidate could be accepted; "
+        f"set `selection: {{guards.min_validation_tasks: {n}}}` in the run file, or give the "
+        f"{acc.split} split more tasks")
 
 
 def build_plan(config: RunConfig) -> dict[str, Any]:
@@ -274,8 +275,7 @@ def _decision_line(benchmark: Benchmark, selection: SelectionConfig, n: int) -> 
     if acc.split != "validation":
         return []
     total = len(benchmark.split("validation"))
-    setting = "all" if acc.validation_tasks is None else acc.validation_tasks
-    return [f"decisions on {n} of {total} validation tasks (acceptance.validation_tasks: {setting})"]
+    return [f"decisions on {n} of {total} validation tasks (acceptance.validation_tasks: {acc.validation_tasks})"]
 
 
 def _selection_overrides(config: RunConfig) -> dict[str, Any]:

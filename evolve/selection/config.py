@@ -74,9 +74,9 @@ class AcceptanceConfig(_Strict):
     pessimistic score change is paid for by its saving. The low end is ΔS − δ, where a bootstrap δ
     counts one more task answered differently than seen (same answers on all n tasks: δ = z/n).
     Off: the point estimate ΔS."""
-    validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] | None = "budget"
-    """How many validation tasks decisions rest on (only with `split: validation`): `all` (None) the
-    whole split; a number, a seeded sample of that many (stratified by gold label), the same in every
+    validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] = "budget"
+    """How many validation tasks decisions rest on (only with `split: validation`): `all` the whole
+    split; a number, a seeded sample of that many (stratified by gold label), the same in every
     round; `budget`, the largest such sample that lets the oracle budget pay for every configured
     round's analyst batch, fresh tasks and two full evaluations (never below
     `guards.min_validation_tasks`). See `evolve/loop/decision_split.py`. The final report scores the

@@ -69,6 +69,8 @@ def test_a_bad_setting_is_refused_naming_the_field():
         load_selection_preset("rrsi", {"acceptance.validation_tasks": 0})
     with pytest.raises(ConfigError, match="validation_tasks"):
         load_selection_preset("rrsi", {"acceptance.validation_tasks": "some"})
+    with pytest.raises(ConfigError, match="validation_tasks"):
+        load_selection_preset("rrsi", {"acceptance.validation_tasks": None})
 
 
 def test_a_sample_below_the_guard_minimum_is_refused_before_the_run(tmp_path):
