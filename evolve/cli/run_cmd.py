@@ -18,10 +18,14 @@ ApiBaseOption = Annotated[str | None, typer.Option(help="API base URL of this ro
 
 
 class _Progress:
-    """Renders engine events as one live status table (stderr, so --json output stays clean)."""
+    """Renders engine events as one live status table (stderr, so --json output stays clean).
 
-    def __init__(self, live: Live | None) -> None:
-        self.live = live
+    The table appears with the first event, so an error found while the run is being set up
+    (a missing benchmark, a malformed task file) prints alone, without an empty status table.
+    """
+
+    def __init__(self) -> None:
+        self.live: Live | None = None
         self.state: dict[str, Any] = {"round": "-", "score": None, "spent": 0, "budget": 0, "tokens": 0,
                                       "candidates": 0, "phase": "starting"}
 
@@ -39,8 +43,19 @@ class _Progress:
             self.state["phase"] = f"final report: {event['suite']} ({event['tasks']} tasks)"
         elif kind == "warning":
             err_console.print(f"[yellow]warning:[/yellow] {event['message']}", markup=True)
-        if self.live is not None:
+        if self.live is None:
+            self.live = Live(self.render(), console=err_console, refresh_per_second=4, transient=False)
+            self.live.start()
+        else:
             self.live.update(self.render())
+
+    def stop(self) -> None:
+        """End the live table (if it was shown); its last frame stays on screen."""
+        if self.live is None:
+            return
+        self.live.stop()
+        if not err_console.is_terminal:
+            err_console.line()  # off a terminal the last frame ends without one: errors and the summary start a line
 
     def render(self) -> Table:
         s = self.state
@@ -149,14 +164,11 @@ def _drive(fn: Any, as_json: bool, **kwargs: Any) -> None:
         summary = fn(progress=None, **kwargs)
         typer.echo(_json_summary(summary))
         return
-    progress = _Progress(None)
+    progress = _Progress()
     try:
-        with Live(progress.render(), console=err_console, refresh_per_second=4, transient=False) as live:
-            progress.live = live
-            summary = fn(progress=progress, **kwargs)
+        summary = fn(progress=progress, **kwargs)
     finally:
-        if not err_console.is_terminal:
-            err_console.line()  # off a terminal the last frame ends without one: errors and the summary start a line
+        progress.stop()
     _print_summary(summary)
 
 

@@ -70,3 +70,13 @@ def test_a_validation_split_below_the_guards_minimum_is_refused_up_front(tmp_pat
     run_file.write_text("benchmark: repo-fix\nselection:\n  guards.min_validation_tasks: 6\n", encoding="utf-8")
     plan = runner.invoke(app, ["run", "--dry-run", "--config", str(run_file)])
     assert plan.exit_code == 0 and json.loads(plan.stdout)["splits"]["validation"] == 6, plan.output
+
+
+def test_a_setup_error_prints_its_line_alone_without_a_status_table(tmp_path: Path) -> None:
+    tasks = tmp_path / "bad.jsonl"
+    tasks.write_text('{"input": "a", "target": "b"}\n{not json\n', encoding="utf-8")
+    result = runner.invoke(app, ["run", *MOCK, "--benchmark", str(tasks), "--db", str(tmp_path / "r.db")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"error: {tasks}: line 2: invalid JSON: Expecting property name enclosed in double quotes"], lines
+    assert not (tmp_path / "r.db").exists() or LineageStore(tmp_path / "r.db").list_runs() == []
