@@ -199,9 +199,13 @@ def _read_preset(name_or_path: str) -> tuple[dict[str, Any], str, str]:
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """Return a copy of `data` with dotted keys (`acceptance.cost_rule`) set to their values."""
+    """Return a copy of `data` with dotted keys (`acceptance.cost_rule`) set to their values.
+
+    A mapping value is merged key by key (`acceptance: {fresh_tasks: 10}` sets one key and keeps
+    the preset's others), the same as its dotted spelling.
+    """
     out: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
-    for key, value in (overrides or {}).items():
+    for key, value in _flatten(overrides or {}).items():
         parts = key.split(".")
         node = out
         for part in parts[:-1]:
@@ -211,6 +215,18 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any] | None) -> d
                 node[part] = child
             node = child
         node[parts[-1]] = value
+    return out
+
+
+def _flatten(overrides: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys for nested mappings: {"acceptance": {"delta_z": 3}} -> {"acceptance.delta_z": 3}."""
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{name}."))
+        else:
+            out[name] = value
     return out
 
 
@@ -225,5 +241,12 @@ def load_selection_preset(name_or_path: str = "rrsi", overrides: dict[str, Any] 
     try:
         return SelectionConfig.model_validate(merged)
     except ValidationError as exc:
-        where = source if not overrides else f"{source} (with overrides)"
-        raise ConfigError(describe_validation(exc, where)) from None
+        raise ConfigError(describe_validation(exc, _blame(exc, source, overrides))) from None
+
+
+def _blame(exc: ValidationError, source: str, overrides: dict[str, Any] | None) -> str:
+    """Where a bad selection value came from: the run's `selection` overrides when they set it, else the preset."""
+    fields = {".".join(str(part) for part in error["loc"]) for error in exc.errors()}
+    if overrides and fields & set(_flatten(overrides)):
+        return "run option 'selection'"
+    return source if not overrides else f"{source} (with overrides)"

@@ -29,6 +29,21 @@ def test_dotted_overrides_switch_single_parts():
     assert cfg.acceptance.floor is True
 
 
+def test_nested_overrides_merge_into_the_preset_like_dotted_ones():
+    nested = load_selection_preset("unregularized", {"acceptance": {"fresh_tasks": 10}, "guards": {}})
+    dotted = load_selection_preset("unregularized", {"acceptance.fresh_tasks": 10})
+    assert nested == dotted
+    assert nested.acceptance.greedy is True and nested.acceptance.split == "evolve", "the preset's other keys stay"
+    assert nested.acceptance.fresh_tasks == 10
+
+
+def test_a_bad_override_is_blamed_on_the_run_not_the_preset_file():
+    for overrides in ({"acceptance.delta_z": -1}, {"acceptance": {"delta_z": -1}}):
+        with pytest.raises(ConfigError) as err:
+            load_selection_preset("rrsi", overrides)
+        assert str(err.value) == "run option 'selection': field 'acceptance.delta_z': Input should be greater than 0"
+
+
 def test_unknown_preset_lists_valid_ones():
     with pytest.raises(ConfigError, match=r"unknown selection preset 'nope'; valid: .*rrsi.*unregularized"):
         load_selection_preset("nope")
