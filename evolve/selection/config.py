@@ -246,7 +246,8 @@ def load_selection_preset(name_or_path: str = "rrsi", overrides: dict[str, Any] 
 
 def _blame(exc: ValidationError, source: str, overrides: dict[str, Any] | None) -> str:
     """Where a bad selection value came from: the run's `selection` overrides when they set it, else the preset."""
-    fields = {".".join(str(part) for part in error["loc"]) for error in exc.errors()}
-    if overrides and fields & set(_flatten(overrides)):
+    fields = [".".join(str(part) for part in error["loc"]) + "." for error in exc.errors()]
+    keys = [f"{key}." for key in _flatten(overrides or {})]  # a union's errors add a member to the path
+    if any(field.startswith(key) for field in fields for key in keys):
         return "run option 'selection'"
     return source if not overrides else f"{source} (with overrides)"

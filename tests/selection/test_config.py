@@ -42,6 +42,8 @@ def test_a_bad_override_is_blamed_on_the_run_not_the_preset_file():
         with pytest.raises(ConfigError) as err:
             load_selection_preset("rrsi", overrides)
         assert str(err.value) == "run option 'selection': field 'acceptance.delta_z': Input should be greater than 0"
+    with pytest.raises(ConfigError, match=r"^run option 'selection': field 'acceptance.validation_tasks"):
+        load_selection_preset("rrsi", {"acceptance": {"validation_tasks": 0}})  # a union field
 
 
 def test_unknown_preset_lists_valid_ones():
