@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evolve.bench.stats import answer_label, balanced_score, majority_baseline, prediction_distribution
+from evolve.bench.stats import UNPARSED, answer_label, balanced_score, majority_baseline, prediction_distribution
 from evolve.loop import decision_split
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
 from evolve.loop.state import LoopState
+from evolve.selection.guards import label_shares, normalize_label
 
 REPORT_SPLITS = ("evolve", "validation", "test")
 
@@ -51,18 +52,26 @@ async def final_report(ctx: RoundContext) -> dict[str, Any]:
                     [answer_label(r.prediction, bench.labels) for r in records], [r.parsed for r in records])
         if bench.labels:
             majority_label, share = majority_baseline(tasks)
-            summary["baselines"][label] = {"majority": share, "majority_label": majority_label}
-    summary["flags"] = flags(summary)
+            golds = label_shares([task.target for task in tasks])
+            summary["baselines"][label] = {"majority": share, "majority_label": majority_label,
+                                           "gold_shares": {k: c / len(tasks) for k, c in golds.items()}}
+    guards = ctx.sel.guards
+    limit_args = (guards.collapse_margin, guards.collapse_min_share) if guards.collapse_margin is not None else None
+    summary["flags"] = flags(summary, collapse=limit_args)
     summary.update(_lineage_facts(ctx, st, seed_id, best_id))
     return summary
 
 
-def flags(summary: dict[str, Any]) -> list[str]:
+def flags(summary: dict[str, Any], collapse: tuple[float, float] | None = None) -> list[str]:
     """Warnings on the reported scores: a best harness below the seed, or below the majority-class
     baseline (a harness that scores under "always answer the most frequent label" has learned nothing),
-    or a gain over the seed that the balanced score does not share (it came from label bias)."""
+    or a gain over the seed that the balanced score does not share (it came from label bias), or,
+    given `collapse` = (margin, min_share) (the collapse guard's limit), a best harness whose most
+    frequent answer takes more than its gold share + margin and more than min_share of a suite."""
     out = []
     for suite, best in summary["best"].items():
+        if collapse is not None and (flag := _collapse_flag(summary, suite, *collapse)):
+            out.append(flag)
         seed_row = summary["seed"].get(suite, {})
         score, seed = best.get("score"), seed_row.get("score")
         if score is None:
@@ -78,6 +87,21 @@ def flags(summary: dict[str, Any]) -> list[str]:
             out.append(f"{suite}: best {score:.3f} is below the majority-class baseline {base['majority']:.3f} "
                        f"(always {base['majority_label']!r})")
     return out
+
+
+def _collapse_flag(summary: dict[str, Any], suite: str, margin: float, min_share: float) -> str | None:
+    """The best harness answers one label far beyond that label's share of the gold answers."""
+    shares = (summary.get("predictions") or {}).get(suite, {}).get("best") or {}
+    gold = (summary["baselines"].get(suite) or {}).get("gold_shares")
+    answers = [(a, s) for a, s in shares.items() if a not in (UNPARSED, "(other)")]
+    if not answers or gold is None:
+        return None
+    answer, share = max(answers, key=lambda item: item[1])
+    gold_share = gold.get(normalize_label(answer), 0.0)
+    if share > gold_share + margin and share > min_share:
+        return (f"{suite}: best answers {answer!r} on {share:.0%} of tasks vs {gold_share:.0%} in the gold "
+                f"answers: it has collapsed onto one label")
+    return None
 
 
 def _lineage_facts(ctx: RoundContext, st: LoopState, seed_id: str, best_id: str) -> dict[str, Any]:

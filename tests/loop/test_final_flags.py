@@ -1,4 +1,4 @@
-"""The run summary flags a best harness below the seed or below the majority-class baseline."""
+"""The run summary flags a best harness below the seed, below the majority-class baseline, or collapsed onto a label."""
 
 from __future__ import annotations
 
@@ -35,6 +35,28 @@ def test_a_best_above_both_or_without_a_baseline_is_not_flagged():
     assert flags({"seed": {}, "best": {"test": {"score": None}}, "baselines": {}}) == []
 
 
+def collapsed(top: str, share: float) -> dict:
+    out = summary(0.60, 0.62, 0.55)
+    out["baselines"]["test"]["gold_shares"] = {"positive": 0.55, "negative": 0.45}
+    out["predictions"] = {"test": {"best": {"(unparsed)": 0.02, top: share, "(other)": 0.01}}}
+    return out
+
+
+def test_a_best_answering_one_label_far_beyond_its_gold_share_is_flagged_as_collapsed():
+    assert flags(collapsed("Negative", 0.75), collapse=(0.25, 0.6)) == [
+        "test: best answers 'Negative' on 75% of tasks vs 45% in the gold answers: it has collapsed onto one label"]
+    assert flags(collapsed("positive", 0.79), collapse=(0.25, 0.6)) == []  # 0.79 <= 0.55 + 0.25
+    assert flags(collapsed("positive", 0.81), collapse=(0.25, 0.6)) != []
+    assert flags(collapsed("maybe", 0.59), collapse=(0.25, 0.6)) == []  # below min_share, though not a gold label
+    assert flags(collapsed("Negative", 0.75)) == []  # no limit given: not checked
+
+
+def test_unparsed_answers_are_not_a_collapse():
+    out = collapsed("positive", 0.30)
+    out["predictions"]["test"]["best"]["(unparsed)"] = 0.69
+    assert flags(out, collapse=(0.25, 0.6)) == []
+
+
 def test_a_run_whose_best_is_below_the_majority_class_says_so(tmp_path):
     import json
 
@@ -56,3 +78,18 @@ def test_a_run_whose_best_is_below_the_majority_class_says_so(tmp_path):
     assert summary["best"]["test"]["balanced"] == 0.0  # wrong on every label
     assert "label suites: balanced score" in printed
     assert summary["predictions"]["test"]["best"] == {"(unparsed)": 1.0} and "(unparsed)" in printed
+
+
+def test_a_run_whose_best_answers_one_label_is_flagged_as_collapsed(tmp_path):
+    from engine_mocks import RUN_OPTIONS, backends
+
+    from evolve import api
+    from evolve.backends.mock import MockBackend
+
+    _, helper = backends()
+    summary = api.run(db=str(tmp_path / "c.db"), run_id="c", policy=MockBackend(lambda r: "positive"), helper=helper,
+                      **{**RUN_OPTIONS, "rounds": 1})
+    gold = summary["baselines"]["test"]["gold_shares"]
+    assert abs(sum(gold.values()) - 1.0) < 1e-9 and set(gold) == {"positive", "negative"}
+    assert (f"test: best answers 'positive' on 100% of tasks vs {gold['positive']:.0%} in the gold answers: "
+            "it has collapsed onto one label") in summary["flags"]
