@@ -12,7 +12,7 @@ from evolve.loop import decision_split
 from evolve.loop.context import RoundContext
 from evolve.loop.oracle import summarize
 from evolve.loop.state import LoopState
-from evolve.selection.guards import label_shares, normalize_label
+from evolve.selection.guards import beyond_collapse_limit, label_shares, normalize_label
 
 REPORT_SPLITS = ("evolve", "validation", "test")
 
@@ -93,12 +93,15 @@ def _collapse_flag(summary: dict[str, Any], suite: str, margin: float, min_share
     """The best harness answers one label far beyond that label's share of the gold answers."""
     shares = (summary.get("predictions") or {}).get(suite, {}).get("best") or {}
     gold = (summary["baselines"].get(suite) or {}).get("gold_shares")
-    answers = [(a, s) for a, s in shares.items() if a not in (UNPARSED, "(other)")]
-    if not answers or gold is None:
+    merged: dict[str, float] = {}
+    for answer, share in shares.items():
+        if answer not in (UNPARSED, "(other)") and normalize_label(answer):
+            merged[normalize_label(answer)] = merged.get(normalize_label(answer), 0.0) + share
+    if not merged or gold is None:
         return None
-    answer, share = max(answers, key=lambda item: item[1])
-    gold_share = gold.get(normalize_label(answer), 0.0)
-    if share > gold_share + margin and share > min_share:
+    answer, share = max(merged.items(), key=lambda item: item[1])
+    gold_share = gold.get(answer, 0.0)
+    if beyond_collapse_limit(share, gold_share, margin=margin, min_share=min_share):
         return (f"{suite}: best answers {answer!r} on {share:.0%} of tasks vs {gold_share:.0%} in the gold "
                 f"answers: it has collapsed onto one label")
     return None

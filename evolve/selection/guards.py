@@ -33,6 +33,12 @@ def label_share(predictions: Mapping[str, str | None], label: str, task_ids: Seq
     return sum(1 for t in task_ids if normalize_label(predictions.get(t) or "") == label) / len(task_ids)
 
 
+def beyond_collapse_limit(share: float, gold_share: float, *, margin: float, min_share: float) -> bool:
+    """Whether a label answered on `share` of the tasks is a collapse: above its gold share + `margin`
+    and above `min_share` (the collapse guard's limit, also used by the run summary's flag)."""
+    return share > gold_share + margin and share > min_share
+
+
 def collapse_guard(predictions: Mapping[str, str | None], gold: Mapping[str, str] | None,
                    task_ids: Sequence[str], *, margin: float, min_share: float,
                    incumbent: Mapping[str, str | None] | None = None, relief: float | None = None) -> str | None:
@@ -52,7 +58,7 @@ def collapse_guard(predictions: Mapping[str, str | None], gold: Mapping[str, str
     share = count / len(task_ids)
     golds = label_shares([gold.get(t) for t in task_ids])
     gold_share = golds.get(label, 0) / len(task_ids)
-    if not (share > gold_share + margin and share > min_share):
+    if not beyond_collapse_limit(share, gold_share, margin=margin, min_share=min_share):
         return None
     if incumbent is not None and relief is not None and label_share(incumbent, label, task_ids) - share >= relief:
         return None

@@ -44,11 +44,18 @@ def collapsed(top: str, share: float) -> dict:
 
 def test_a_best_answering_one_label_far_beyond_its_gold_share_is_flagged_as_collapsed():
     assert flags(collapsed("Negative", 0.75), collapse=(0.25, 0.6)) == [
-        "test: best answers 'Negative' on 75% of tasks vs 45% in the gold answers: it has collapsed onto one label"]
+        "test: best answers 'negative' on 75% of tasks vs 45% in the gold answers: it has collapsed onto one label"]
     assert flags(collapsed("positive", 0.79), collapse=(0.25, 0.6)) == []  # 0.79 <= 0.55 + 0.25
     assert flags(collapsed("positive", 0.81), collapse=(0.25, 0.6)) != []
     assert flags(collapsed("maybe", 0.59), collapse=(0.25, 0.6)) == []  # below min_share, though not a gold label
     assert flags(collapsed("Negative", 0.75)) == []  # no limit given: not checked
+
+
+def test_spellings_of_one_label_count_together():
+    out = collapsed("Negative", 0.45)  # alone below the limit (0.45 + 0.25)
+    out["predictions"]["test"]["best"].update({"negative.": 0.30, "positive": 0.22})
+    assert flags(out, collapse=(0.25, 0.6)) == [
+        "test: best answers 'negative' on 75% of tasks vs 45% in the gold answers: it has collapsed onto one label"]
 
 
 def test_unparsed_answers_are_not_a_collapse():
