@@ -17,6 +17,11 @@ denominator. For each candidate, in order:
    within-band candidate's objective is taken at the band's low end (`band_half_width`): a swap must
    pay for the loss the band allows, also when it answered every task as the incumbent did.
 
+7. with `repair` (default), when the incumbent itself fails the collapse guard on `task_ids`, a
+   candidate refused by 3., 4. or 6. is admissible (rule `repair`) when it passes every guard, answers
+   with labels and is not collapsed itself (no relief), ΔS ≥ 0 and label-balanced ΔS ≥ 0, and ΔC ≤ β0 + β1·max(ΔS, δ):
+   a harness that satisfies the guards beats one that does not at no loss of score.
+
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
 Greedy mode (the unregularized ablation, with δ = 0) admits any ΔS > δ and picks the largest ΔS.
@@ -36,7 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evolve.selection.config import AcceptanceConfig, CostScale, SelectionConfig
-from evolve.selection.guards import run_guards
+from evolve.selection.guards import collapse_guard, normalize_label, run_guards
 
 
 @dataclass(frozen=True)
@@ -242,19 +247,65 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
                         crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate,
                         incumbent_predictions=incumbent.predictions)
     admissible, rule, reason, allowed = _judge(st, cand.novelty, guards, best_ever, acc)
+    admissible, rule, reason = _beat_incumbent(admissible, rule, reason, st, cand, len(task_ids), acc)
+    if not admissible and rule in REPAIRABLE:
+        repaired = _repair(cand, incumbent, inc_scores, st, task_ids=task_ids, gold=gold, cfg=cfg)
+        if repaired is not None:
+            admissible, rule, reason, allowed = True, "repair", repaired[0], repaired[1]
+    return _Row(cand, st, admissible, rule, reason, allowed, guards)
+
+
+REPAIRABLE = ("band", "cost", "objective")
+"""Rules a repair of a collapsed incumbent may overturn (never a guard, the floor or a regression)."""
+
+
+def balanced_diff(cand: np.ndarray, inc: np.ndarray, task_ids: Sequence[str], gold: dict[str, str]) -> float:
+    """Label-balanced ΔS: the paired differences weighted so that every gold label counts alike."""
+    labels = [normalize_label(gold.get(t, "")) for t in task_ids]
+    counts = {label: labels.count(label) for label in set(labels)}
+    weights = np.array([len(labels) / (len(counts) * counts[label]) for label in labels])
+    return float((weights * (cand - inc)).mean()) if len(labels) else 0.0
+
+
+def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st: _Stats, *,
+            task_ids: Sequence[str], gold: dict[str, str] | None, cfg: SelectionConfig
+            ) -> tuple[str, float] | None:
+    """(reason, allowed ΔC) when `cand` repairs an incumbent that fails the collapse guard, else None."""
+    acc, g = cfg.acceptance, cfg.guards
+    if not (acc.repair and not acc.greedy and g.enabled and g.collapse_margin is not None and gold and task_ids):
+        return None
+    limits = {"margin": g.collapse_margin, "min_share": g.collapse_min_share}
+    broken = collapse_guard(incumbent.predictions, gold, task_ids, **limits)
+    answers = any(cand.predictions.get(t) for t in task_ids)
+    if broken is None or not answers or collapse_guard(cand.predictions, gold, task_ids, **limits) is not None:
+        return None
+    trials = n_trials([cand, incumbent], cfg.allocator.trials_per_task)
+    balanced = balanced_diff(task_scores(cand, task_ids, trials), inc_scores, task_ids, gold)
+    allowed = acc.beta0 + acc.beta1 * max(st.d_s, st.delta)
+    if st.d_s < 0 or balanced < 0 or (acc.cost_rule and st.d_c > allowed + 1e-12):
+        return None
+    return (f"repair: the incumbent fails the guard ({broken}); this candidate passes every guard with "
+            f"ΔS={st.d_s:+.3f}, balanced ΔS={balanced:+.3f}, ΔC={st.d_c:+.2f} (allowed "
+            f"{acc.beta0:g}+{acc.beta1:g}·max(ΔS, δ {st.delta:.3f})={allowed:.2f})"), allowed
+
+
+def _beat_incumbent(admissible: bool, rule: str, reason: str, st: _Stats, cand: Evaluation, n: int,
+                    acc: AcceptanceConfig) -> tuple[bool, str, str]:
+    """Rule 6: an admissible candidate must beat the incumbent's objective (at the band's low end
+    for a within-band one)."""
     if admissible and acc.beat_incumbent and not acc.greedy:
         objective = _objective(st, cand.novelty, acc)
         if objective <= 0:
             admissible, rule = False, "objective"
             reason = f"{reason}, but objective {objective:.2f} <= 0 (the incumbent's): not worth its score change"
         elif rule.startswith("neutral") and acc.band_lower_bound:
-            low_ds = st.d_s - band_half_width(st.delta, len(task_ids), acc)
+            low_ds = st.d_s - band_half_width(st.delta, n, acc)
             low = _objective(replace(st, d_s=low_ds), cand.novelty, acc)
             if low <= 0:
                 admissible, rule = False, "objective"
                 reason = (f"{reason}, but objective {low:.2f} <= 0 (the incumbent's) at the band's low end "
                           f"ΔS = {low_ds:+.3f}: the saving does not pay for a loss the band allows")
-    return _Row(cand, st, admissible, rule, reason, allowed, guards)
+    return admissible, rule, reason
 
 
 def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: float, n: int, trials: int,

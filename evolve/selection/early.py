@@ -16,7 +16,10 @@ a normal bound with a shrunk variance is far too sure after a handful of tasks a
 - floor: the upper bound of S below best-ever − δ;
 - no gain and not cheaper: the upper bound of ΔS at most δ while the candidate is neither cheaper
   nor cost-neutral with structural novelty (the within-band admissions);
-- cost rule: a gainer whose token cost exceeds β0 + β1·ΔS even at the upper bound of ΔS.
+- cost rule: a gainer whose token cost exceeds β0 + β1·ΔS even at the upper bound of ΔS;
+- neither of the last two while the candidate may still repair an incumbent that fails the collapse
+  guard (`acceptance.repair`): it is not confirmed collapsed itself (no relief), the upper bound of
+  ΔS is at least 0, and its cost is within β0 + β1·max(ΔS upper bound, δ).
 
 A collapse-rejected candidate therefore spends only what was needed to see the collapse. Greedy
 acceptance (the unregularized ablation) only stops candidates that cannot gain.
@@ -34,7 +37,7 @@ from scipy.stats import beta
 
 from evolve.selection.acceptance import Evaluation, cost_change
 from evolve.selection.config import SelectionConfig
-from evolve.selection.guards import label_share, label_shares
+from evolve.selection.guards import collapse_guard, label_share, label_shares
 
 MIN_SEEN = 8
 """No early verdict on fewer tasks than this (the bounds are not trusted on less)."""
@@ -131,19 +134,28 @@ def _task_means(ev: Evaluation, ids: Sequence[str]) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
-def _collapse(p: Partial, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float) -> str | None:
+def _top_share(p: Partial, gold: Mapping[str, str], cfg: SelectionConfig, z: float
+               ) -> tuple[str, int, float, float, float] | None:
+    """(top label, its count, its lower bound over every task, gold share, collapse limit) so far."""
     g = cfg.guards
-    if not gold or g.collapse_margin is None:
-        return None
     preds = label_shares([p.candidate.predictions.get(t) for t in p.seen])
-    if not preds:
+    if not preds or g.collapse_margin is None:
         return None
     label, count = preds.most_common(1)[0]
-    n, total = len(p.seen), len(p.total)
-    mean = count / n
-    low = share_lower_bound(count, n, total, z)
+    total = len(p.total)
     gold_share = label_shares([gold.get(t) for t in p.total]).get(label, 0) / total
     limit = max(gold_share + g.collapse_margin, g.collapse_min_share)
+    return label, count, share_lower_bound(count, len(p.seen), total, z), gold_share, limit
+
+
+def _collapse(p: Partial, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float) -> str | None:
+    g = cfg.guards
+    top = _top_share(p, gold, cfg, z) if gold else None
+    if top is None:
+        return None
+    label, count, low, gold_share, limit = top
+    n = len(p.seen)
+    mean = count / n
     inherited = label_share(p.incumbent.predictions, label, p.seen)
     if g.collapse_relief is not None and inherited - mean >= g.collapse_relief:
         return None  # it moves away from the incumbent's collapse: the final guard judges it on every task
@@ -166,6 +178,23 @@ def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
         if low > limit:
             return f"guard: {name} of {mean:.0%} after {len(p.seen)} tasks (lower bound {low:.0%} > {limit:g})"
     return None
+
+
+def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float, high: float,
+               delta: float, dc: float) -> bool:
+    """Whether the candidate may still repair an incumbent that fails the collapse guard on every task
+    (see `AcceptanceConfig.repair`), on what it has seen: it answers with labels and is not confirmed
+    collapsed, its ΔS upper bound is ≥ 0 and its cost within β0 + β1·max(ΔS upper bound, δ)."""
+    g, acc = cfg.guards, cfg.acceptance
+    if not (acc.repair and not acc.greedy and g.enabled and g.collapse_margin is not None and gold):
+        return False
+    if high < 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * max(high, delta) + 1e-12):
+        return False
+    if collapse_guard(p.incumbent.predictions, gold, p.total, margin=g.collapse_margin,
+                      min_share=g.collapse_min_share) is None:
+        return False
+    top = _top_share(p, gold, cfg, z)
+    return top is not None and top[2] <= top[4]
 
 
 def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: float, cfg: SelectionConfig,
@@ -200,6 +229,8 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         if s_high < best_ever - delta:
             return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
     dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
+    if may_repair(p, gold=gold, cfg=cfg, z=z, high=high, delta=delta, dc=dc):
+        return None
     if high <= delta:
         cheaper = dc < -acc.cost_tolerance
         novel = abs(dc) <= acc.cost_tolerance and p.candidate.novelty >= 1

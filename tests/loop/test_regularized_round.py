@@ -373,8 +373,13 @@ def test_a_validation_winner_that_fails_on_fresh_tasks_is_refused_and_the_next_i
     run(off, policy=validation_lucky_policy(), rounds=1, selection={"acceptance.fresh_tasks": 0})
     assert [c.status for c in format_candidates(off)] == ["accepted"], "on validation alone it wins the round"
 
-    on = str(tmp_path / "on.db")
-    summary = run(on, policy=validation_lucky_policy(), rounds=1)
+    repairing = str(tmp_path / "repair.db")
+    run(repairing, policy=validation_lucky_policy(), rounds=1)
+    assert [c.status for c in format_candidates(repairing)] == ["rejected_acceptance"], (
+        "the seed answers one label, so the lucky draft may repair it, but the pooled gain wins")
+
+    on = str(tmp_path / "on.db")  # without repairs: refused outright on the pooled tasks
+    summary = run(on, policy=validation_lucky_policy(), rounds=1, selection={"acceptance.repair": False})
     store = LineageStore(on)
     refused = format_candidates(on)
     assert refused and all(c.status == "rejected_acceptance" for c in refused)
