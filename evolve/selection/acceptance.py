@@ -19,8 +19,10 @@ denominator. For each candidate, in order:
 
 7. with `repair` (default), when the incumbent itself fails the collapse guard on `task_ids`, a
    candidate refused by 3., 4. or 6. is admissible (rule `repair`) when it passes every guard, answers
-   with labels and is not collapsed itself (no relief), ΔS ≥ 0 and label-balanced ΔS ≥ 0, and ΔC ≤ β0 + β1·max(ΔS, δ):
-   a harness that satisfies the guards beats one that does not at no loss of score.
+   with labels and is not collapsed itself (no relief), ΔS ≥ 0, and its label-balanced gain ΔS_bal
+   (paired differences weighted so that each gold label counts alike) is beyond its own band
+   (z·SE by the same bootstrap) and pays for its cost: ΔC ≤ β0 + β1·ΔS_bal. A collapsed
+   incumbent's plain score is the gold share of its label on these tasks, not a measure of skill.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -249,7 +251,7 @@ def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, 
     admissible, rule, reason, allowed = _judge(st, cand.novelty, guards, best_ever, acc)
     admissible, rule, reason = _beat_incumbent(admissible, rule, reason, st, cand, len(task_ids), acc)
     if not admissible and rule in REPAIRABLE:
-        repaired = _repair(cand, incumbent, inc_scores, st, task_ids=task_ids, gold=gold, cfg=cfg)
+        repaired = _repair(cand, incumbent, inc_scores, st, task_ids=task_ids, gold=gold, idx=idx, cfg=cfg)
         if repaired is not None:
             admissible, rule, reason, allowed = True, "repair", repaired[0], repaired[1]
     return _Row(cand, st, admissible, rule, reason, allowed, guards)
@@ -259,16 +261,20 @@ REPAIRABLE = ("band", "cost", "objective")
 """Rules a repair of a collapsed incumbent may overturn (never a guard, the floor or a regression)."""
 
 
-def balanced_diff(cand: np.ndarray, inc: np.ndarray, task_ids: Sequence[str], gold: dict[str, str]) -> float:
-    """Label-balanced ΔS: the paired differences weighted so that every gold label counts alike."""
+def label_weights(task_ids: Sequence[str], gold: Mapping[str, str]) -> np.ndarray:
+    """Per-task weights (mean 1) under which every gold label counts alike."""
     labels = [normalize_label(gold.get(t, "")) for t in task_ids]
     counts = {label: labels.count(label) for label in set(labels)}
-    weights = np.array([len(labels) / (len(counts) * counts[label]) for label in labels])
-    return float((weights * (cand - inc)).mean()) if len(labels) else 0.0
+    return np.array([len(labels) / (len(counts) * counts[label]) for label in labels])
+
+
+def balanced_diff(cand: np.ndarray, inc: np.ndarray, task_ids: Sequence[str], gold: Mapping[str, str]) -> float:
+    """Label-balanced ΔS: the paired differences weighted so that every gold label counts alike."""
+    return float((label_weights(task_ids, gold) * (cand - inc)).mean()) if len(task_ids) else 0.0
 
 
 def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st: _Stats, *,
-            task_ids: Sequence[str], gold: dict[str, str] | None, cfg: SelectionConfig
+            task_ids: Sequence[str], gold: dict[str, str] | None, idx: np.ndarray, cfg: SelectionConfig
             ) -> tuple[str, float] | None:
     """(reason, allowed ΔC) when `cand` repairs an incumbent that fails the collapse guard, else None."""
     acc, g = cfg.acceptance, cfg.guards
@@ -280,13 +286,19 @@ def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st:
     if broken is None or not answers or collapse_guard(cand.predictions, gold, task_ids, **limits) is not None:
         return None
     trials = n_trials([cand, incumbent], cfg.allocator.trials_per_task)
-    balanced = balanced_diff(task_scores(cand, task_ids, trials), inc_scores, task_ids, gold)
-    allowed = acc.beta0 + acc.beta1 * max(st.d_s, st.delta)
-    if st.d_s < 0 or balanced < 0 or (acc.cost_rule and st.d_c > allowed + 1e-12):
+    diffs = label_weights(task_ids, gold) * (task_scores(cand, task_ids, trials) - inc_scores)
+    balanced = float(diffs.mean())
+    if isinstance(acc.delta, str):
+        means = diffs[idx].mean(axis=1)
+        delta = acc.delta_z * (float(means.std(ddof=1)) if len(means) > 1 else 0.0)
+    else:
+        delta = float(acc.delta)
+    allowed = acc.beta0 + acc.beta1 * balanced
+    if st.d_s < 0 or balanced <= delta or (acc.cost_rule and st.d_c > allowed + 1e-12):
         return None
-    return (f"repair: the incumbent fails the guard ({broken}); this candidate passes every guard with "
-            f"ΔS={st.d_s:+.3f}, balanced ΔS={balanced:+.3f}, ΔC={st.d_c:+.2f} (allowed "
-            f"{acc.beta0:g}+{acc.beta1:g}·max(ΔS, δ {st.delta:.3f})={allowed:.2f})"), allowed
+    return (f"repair: the incumbent fails the guard ({broken}); this candidate passes every guard with a "
+            f"label-balanced gain ΔS_bal={balanced:+.3f} > δ_bal={delta:.3f}, ΔS={st.d_s:+.3f}, "
+            f"ΔC={st.d_c:+.2f} (allowed {acc.beta0:g}+{acc.beta1:g}·ΔS_bal={allowed:.2f})"), allowed
 
 
 def _beat_incumbent(admissible: bool, rule: str, reason: str, st: _Stats, cand: Evaluation, n: int,

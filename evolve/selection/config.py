@@ -77,13 +77,13 @@ class AcceptanceConfig(_Strict):
     repair: bool = True
     """Feasibility first: when the incumbent itself fails the collapse guard on the decision tasks
     (it answers one label far beyond that label's gold share, e.g. a seed that says "no" to
-    everything), a candidate that passes every guard and is not collapsed itself (no relief), scores
-    at least as well plainly and label-balanced (ΔS ≥ 0 and balanced ΔS ≥ 0) and meets the cost rule
-    as a gain of max(ΔS, δ) is admissible (rule `repair`), whatever its objective: a harness that
-    satisfies the guards beats one that does not at no loss of score (Deb's feasibility rule), and
-    the noise band, which protects a working incumbent from noisy swaps, does not protect a collapsed
-    one. The argmax still runs over every admissible candidate. Off: a collapsed incumbent is replaced
-    only by a gain beyond the band or a cheaper within-band candidate, as any other."""
+    everything), a candidate that passes every guard, is not collapsed itself (no relief), loses
+    nothing (ΔS ≥ 0), and gains label-balanced beyond its own noise band (the paired differences
+    weighted so that each gold label counts alike, δ by the same bootstrap) is admissible (rule
+    `repair`) when that balanced gain pays for its cost (ΔC ≤ β0 + β1·ΔS_bal), whatever its plain
+    ΔS: a collapsed incumbent's plain score is the gold share of its label on these tasks, which
+    moves with the split's label mix, not a measure of skill. The argmax still runs over every
+    admissible candidate. Off: a collapsed incumbent is replaced only as any other."""
     validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] = "budget"
     """How many validation tasks decisions rest on (only with `split: validation`): `all` the whole
     split; a number, a seeded sample of that many (stratified by gold label), the same in every

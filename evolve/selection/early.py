@@ -35,7 +35,7 @@ from statistics import NormalDist
 import numpy as np
 from scipy.stats import beta
 
-from evolve.selection.acceptance import Evaluation, cost_change
+from evolve.selection.acceptance import Evaluation, cost_change, label_weights
 from evolve.selection.config import SelectionConfig
 from evolve.selection.guards import collapse_guard, label_share, label_shares
 
@@ -184,11 +184,18 @@ def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConf
                delta: float, dc: float) -> bool:
     """Whether the candidate may still repair an incumbent that fails the collapse guard on every task
     (see `AcceptanceConfig.repair`), on what it has seen: it answers with labels and is not confirmed
-    collapsed, its ΔS upper bound is ≥ 0 and its cost within β0 + β1·max(ΔS upper bound, δ)."""
+    collapsed, its ΔS upper bound is ≥ 0, and the upper bound of its label-balanced gain is positive
+    and pays for its cost (β0 + β1·bound; the weighted differences are bounded as differences scaled
+    by the largest label weight)."""
     g, acc = cfg.guards, cfg.acceptance
-    if not (acc.repair and not acc.greedy and g.enabled and g.collapse_margin is not None and gold):
+    if not (acc.repair and not acc.greedy and g.enabled and g.collapse_margin is not None and gold) or high < 0:
         return False
-    if high < 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * max(high, delta) + 1e-12):
+    weights = dict(zip(p.total, label_weights(p.total, gold), strict=True))
+    top = max(weights.values())
+    w = np.array([weights[t] for t in p.seen])
+    d = w * (_task_means(p.candidate, p.seen) - _task_means(p.incumbent, p.seen)) / top
+    high_bal = top * diff_bounds(d, len(p.total), z)[2]
+    if high_bal <= 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * high_bal + 1e-12):
         return False
     if collapse_guard(p.incumbent.predictions, gold, p.total, margin=g.collapse_margin,
                       min_share=g.collapse_min_share) is None:

@@ -61,7 +61,7 @@ def test_a_costlier_within_band_candidate_repairs_a_collapsed_incumbent():
     assert d.stats["dS"] == 0.09 or abs(d.stats["dS"] - 0.09) < 1e-9
     assert d.stats["delta"] > 0.09, "the candidate is within the noise band"
     assert d.admissible and d.stats["rule"] == "repair" and res.winner_id == "r"
-    assert "the incumbent fails the guard" in d.reason and "balanced ΔS=+" in d.reason
+    assert "the incumbent fails the guard" in d.reason and "label-balanced gain ΔS_bal=+0.150" in d.reason
     _, off = decide(REPAIR, COLLAPSED, IDS, GOLD, cfg(repair=False))
     assert not off.admissible and off.stats["rule"] == "band"
 
@@ -80,6 +80,14 @@ def test_no_repair_at_a_loss_or_beyond_the_cost_allowed_at_the_band():
     too_costly = answering("x", GOLD, {"subj": 13, "obj": 20}, tokens=500.0)  # ΔC +4.0
     _, d = decide(too_costly, COLLAPSED, IDS, GOLD)
     assert not d.admissible and d.stats["rule"] == "band"
+
+
+def test_no_repair_without_a_label_balanced_gain_beyond_its_band():
+    # a cheaper draft answering both labels: 20 tasks lost, 25 gained, +0.05 plain and +0.125 balanced,
+    # both within noise (a harness without signal that happens to tie a collapsed seed is not a repair)
+    slight = answering("s", GOLD, {"subj": 20, "obj": 17}, tokens=80.0)
+    _, d = decide(slight, COLLAPSED, IDS, GOLD)
+    assert d.stats["dS"] > 0 and not d.admissible and d.stats["rule"] == "objective"
 
 
 def test_a_candidate_still_collapsed_does_not_repair():
