@@ -447,3 +447,33 @@ def test_a_candidate_within_the_band_on_validation_is_admitted_on_the_pooled_tas
     assert d["reason"].startswith("accepted: on validation + 36 fresh evolve tasks: gain")
     assert d["stats"]["validation"]["rule"] == "band", "validation alone held it within the band"
     assert d["stats"]["dS"] > d["stats"]["validation"]["dS"]
+
+
+def weak_reader_policy():
+    """A seed that answers 'positive' to everything; with two examples it reads the review and is
+    right on 7 tasks in 10 of either label. On a suite 65% positive that is +0.05 plain (within the
+    noise band) but +0.20 label-balanced."""
+    def answer(request: Request) -> str:
+        text = request.messages[-1]["content"]
+        examples = sum(1 for m in request.messages if m["role"] == "assistant")
+        if examples < 2 or "Review " not in text:
+            return "positive"
+        right = "negative" if "broke" in text else "positive"
+        number = int(text.split("Review ")[1].split(":")[0])
+        return right if number % 10 < 7 else ("positive" if right == "negative" else "negative")
+
+    return MockBackend(answer)
+
+
+def test_a_collapsed_seed_is_repaired_by_a_label_balanced_gain(tmp_path):
+    from test_decision_split import big_validation
+
+    path = str(big_validation(tmp_path / "b.jsonl", negative_share=0.35))
+    options = {"benchmark": path, "rounds": 1, "budget": 1500}
+    on, off = str(tmp_path / "on.db"), str(tmp_path / "off.db")
+    run(on, policy=weak_reader_policy(), **options)
+    run(off, policy=weak_reader_policy(), selection={"acceptance.repair": False}, **options)
+    accepted = [d for d in LineageStore(on).decisions("r") if d["accepted"]]
+    assert len(accepted) == 1 and accepted[0]["stats"]["rule"] == "repair"
+    assert "the incumbent fails the guard (collapse: predicts 'positive'" in accepted[0]["reason"]
+    assert not any(d["accepted"] for d in LineageStore(off).decisions("r")), "within the plain band: refused"
