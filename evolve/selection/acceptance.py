@@ -155,11 +155,21 @@ class _Stats:
     ci_s: tuple[float, float]
 
 
+def _resampled_se(means: np.ndarray) -> float:
+    """Standard error from the bootstrap means (0 for a single resample)."""
+    return float(means.std(ddof=1)) if len(means) > 1 else 0.0
+
+
+def _band(se: float, acc: AcceptanceConfig) -> float:
+    """δ: z·SE for a bootstrap band, else the fixed value."""
+    return acc.delta_z * se if isinstance(acc.delta, str) else float(acc.delta)
+
+
 def _bootstrap(cand: np.ndarray, inc: np.ndarray, idx: np.ndarray) -> tuple[float, tuple[float, float],
                                                                               tuple[float, float]]:
     diffs = (cand - inc)[idx].mean(axis=1)
     scores = cand[idx].mean(axis=1)
-    se = float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
+    se = _resampled_se(diffs)
     lo, hi = np.percentile(diffs, [2.5, 97.5])
     slo, shi = np.percentile(scores, [2.5, 97.5])
     return se, (float(lo), float(hi)), (float(slo), float(shi))
@@ -215,10 +225,7 @@ def _candidate_stats(cand: Evaluation, inc_scores: np.ndarray, inc: Evaluation, 
                      trials: int, idx: np.ndarray, cfg: AcceptanceConfig) -> _Stats:
     c = task_scores(cand, task_ids, trials)
     se, ci_ds, ci_s = _bootstrap(c, inc_scores, idx)
-    if isinstance(cfg.delta, str):
-        delta = cfg.delta_z * se
-    else:
-        delta = float(cfg.delta)
+    delta = _band(se, cfg)
     s, s_inc = float(c.mean()), float(inc_scores.mean())
     d_c = cost_change(cand.tokens_per_task, inc.tokens_per_task, cfg.cost_scale)
     return _Stats(s, s_inc, s - s_inc, d_c, delta, se, ci_ds, ci_s)
@@ -268,9 +275,11 @@ def label_weights(task_ids: Sequence[str], gold: Mapping[str, str]) -> np.ndarra
     return np.array([len(labels) / (len(counts) * counts[label]) for label in labels])
 
 
-def balanced_diff(cand: np.ndarray, inc: np.ndarray, task_ids: Sequence[str], gold: Mapping[str, str]) -> float:
-    """Label-balanced ΔS: the paired differences weighted so that every gold label counts alike."""
-    return float((label_weights(task_ids, gold) * (cand - inc)).mean()) if len(task_ids) else 0.0
+def balanced_diffs(cand: np.ndarray, inc: np.ndarray, task_ids: Sequence[str], gold: Mapping[str, str]
+                   ) -> np.ndarray:
+    """Per-task paired differences weighted so that every gold label counts alike (their mean is the
+    label-balanced ΔS)."""
+    return label_weights(task_ids, gold) * (cand - inc)
 
 
 def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st: _Stats, *,
@@ -286,13 +295,9 @@ def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st:
     if broken is None or not answers or collapse_guard(cand.predictions, gold, task_ids, **limits) is not None:
         return None
     trials = n_trials([cand, incumbent], cfg.allocator.trials_per_task)
-    diffs = label_weights(task_ids, gold) * (task_scores(cand, task_ids, trials) - inc_scores)
+    diffs = balanced_diffs(task_scores(cand, task_ids, trials), inc_scores, task_ids, gold)
     balanced = float(diffs.mean())
-    if isinstance(acc.delta, str):
-        means = diffs[idx].mean(axis=1)
-        delta = acc.delta_z * (float(means.std(ddof=1)) if len(means) > 1 else 0.0)
-    else:
-        delta = float(acc.delta)
+    delta = _band(_resampled_se(diffs[idx].mean(axis=1)), acc)
     allowed = acc.beta0 + acc.beta1 * balanced
     if st.d_s < 0 or balanced <= delta or (acc.cost_rule and st.d_c > allowed + 1e-12):
         return None

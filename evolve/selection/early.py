@@ -19,7 +19,7 @@ a normal bound with a shrunk variance is far too sure after a handful of tasks a
 - cost rule: a gainer whose token cost exceeds β0 + β1·ΔS even at the upper bound of ΔS;
 - neither of the last two while the candidate may still repair an incumbent that fails the collapse
   guard (`acceptance.repair`): it is not confirmed collapsed itself (no relief), the upper bound of
-  ΔS is at least 0, and its cost is within β0 + β1·max(ΔS upper bound, δ).
+  ΔS is at least 0, and the upper bound of its label-balanced gain is positive and pays for its cost.
 
 A collapse-rejected candidate therefore spends only what was needed to see the collapse. Greedy
 acceptance (the unregularized ablation) only stops candidates that cannot gain.
@@ -181,7 +181,7 @@ def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
 
 
 def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float, high: float,
-               delta: float, dc: float) -> bool:
+               dc: float) -> bool:
     """Whether the candidate may still repair an incumbent that fails the collapse guard on every task
     (see `AcceptanceConfig.repair`), on what it has seen: it answers with labels and is not confirmed
     collapsed, its ΔS upper bound is ≥ 0, and the upper bound of its label-balanced gain is positive
@@ -190,15 +190,15 @@ def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConf
     g, acc = cfg.guards, cfg.acceptance
     if not (acc.repair and not acc.greedy and g.enabled and g.collapse_margin is not None and gold) or high < 0:
         return False
-    weights = dict(zip(p.total, label_weights(p.total, gold), strict=True))
-    top = max(weights.values())
-    w = np.array([weights[t] for t in p.seen])
-    d = w * (_task_means(p.candidate, p.seen) - _task_means(p.incumbent, p.seen)) / top
-    high_bal = top * diff_bounds(d, len(p.total), z)[2]
-    if high_bal <= 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * high_bal + 1e-12):
-        return False
     if collapse_guard(p.incumbent.predictions, gold, p.total, margin=g.collapse_margin,
                       min_share=g.collapse_min_share) is None:
+        return False
+    weights = dict(zip(p.total, label_weights(p.total, gold), strict=True))
+    heaviest = max(weights.values())
+    w = np.array([weights[t] for t in p.seen])
+    d = w * (_task_means(p.candidate, p.seen) - _task_means(p.incumbent, p.seen)) / heaviest
+    high_bal = heaviest * diff_bounds(d, len(p.total), z)[2]
+    if high_bal <= 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * high_bal + 1e-12):
         return False
     top = _top_share(p, gold, cfg, z)
     return top is not None and top[2] <= top[4]
@@ -236,7 +236,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         if s_high < best_ever - delta:
             return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
     dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
-    if may_repair(p, gold=gold, cfg=cfg, z=z, high=high, delta=delta, dc=dc):
+    if may_repair(p, gold=gold, cfg=cfg, z=z, high=high, dc=dc):
         return None
     if high <= delta:
         cheaper = dc < -acc.cost_tolerance
