@@ -10,6 +10,7 @@ import time
 
 from typer.testing import CliRunner
 
+from evolve.cli.app import app
 from evolve.report.data import collect
 from evolve.report.status import run_overview
 from evolve.report.tree import as_json, load_lineage
@@ -19,10 +20,16 @@ WRITER = textwrap.dedent("""
     import sys
     from evolve.harness import Edit, Harness, Section
     from evolve.store import LineageStore, RolloutRecord
+    import pathlib, time
     store = LineageStore(sys.argv[1])
     n = int(sys.argv[2])
+    flag = pathlib.Path(sys.argv[3])
     parent = None
     for i in range(n):
+        if i == n // 2:  # halfway, give the reader (up to a minute) to see a part-written run
+            deadline = time.monotonic() + 60
+            while not flag.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         h = Harness(system=(Section(name="role", text=f"variant {i}"),))
         edit = Edit(op="replace", component="system", target="role", value=f"variant {i}", hypothesis=f"try {i}")
         cid = f"c{i}"
@@ -49,11 +56,11 @@ def test_readers_during_writes(tmp_path):
     url = f"sqlite:///{tmp_path / 'live.db'}"
     LineageStore(url).create_run("live", {"budget": 1000}, benchmark="b", model="mock", preset="rrsi")
     n = 60
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, url, str(n)], stderr=subprocess.PIPE, text=True)
+    flag = tmp_path / "seen-mid-run"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, url, str(n), str(flag)], stderr=subprocess.PIPE,
+                              text=True)
     reader = LineageStore(url)
     seen: list[int] = []
-    from evolve.cli.app import app
-
     cli_reads = 0
     try:
         while writer.poll() is None:
@@ -63,6 +70,8 @@ def test_readers_during_writes(tmp_path):
             assert overview["rollouts"] >= 3 * (len(data["candidates"]) - 1)
             collect(reader, "live")
             seen.append(len(data["candidates"]))
+            if 0 < seen[-1] < n:
+                flag.touch()
             if cli_reads < 3:
                 result = CliRunner().invoke(app, ["lineage", "live", "--format", "json", "--db", url])
                 assert result.exit_code == 0, result.output
