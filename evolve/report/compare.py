@@ -6,7 +6,7 @@ run proves little (a harness's score moves by several points between seeds), so 
 over runs: one row per benchmark and preset, with the number of runs and their seeds, and for each
 reported split (validation, test, every `ood:*`) the best harness's score as the median and range
 over the runs, beside the seed harness's median and the majority-class baseline. Tokens are the best
-harness's policy tokens per task on the token split (test when reported). `accepted nothing` counts
+harness's policy tokens per task on the token split (test when reported). `seed kept` counts
 the runs whose best is their seed; `flagged` those whose summary carries a flag (below the seed or the
 majority class, collapsed onto a label).
 
@@ -225,14 +225,15 @@ def _rows(group: Group) -> list[tuple[str, str, str, str, str]]:
         rows.append((escape(f"tokens/task ({group.tokens_split})"), "", "", _spread(group.tokens, 0),
                      _mark(group.tokens_at_most_reference, "≤", ">")))
     rows.append(("rollouts", "", "", _spread(group.rollouts, 0), ""))
-    rows.append(("runs accepting nothing", "", "", str(group.accepted_nothing), ""))
-    rows.append(("runs flagged", "", "", str(group.flagged), ""))
+    count = len(group.run_ids)
+    rows.append(("seed kept", "", "", f"{group.accepted_nothing} of {count}", ""))
+    rows.append(("flagged", "", "", f"{group.flagged} of {count}", ""))
     return rows
 
 
 def tables(comparison: Comparison) -> list[Table]:
     """One rich table per benchmark: for each preset a row per held-out split (seed and best median with
-    range), then tokens, rollouts and the runs that accepted nothing or were flagged."""
+    range), then tokens, rollouts, and how many runs kept their seed (accepted nothing) or were flagged."""
     out: list[Table] = []
     for name in dict.fromkeys(g.benchmark for g in comparison.groups):
         table = Table(title=escape(f"{name or '(unnamed)'}: median (range) over runs"), title_justify="left",
