@@ -5,7 +5,9 @@ held-out and OOD splits at least as well as an unregularized one's, at no more p
 run proves little (a harness's score moves by several points between seeds), so the comparison is
 over runs: one row per benchmark and preset, with the number of runs and their seeds, and for each
 reported split (validation, test, every `ood:*`) the best harness's score as the median and range
-over the runs, beside the seed harness's median and the majority-class baseline. Tokens are the best
+over the runs, beside the seed harness's median and the majority-class baseline (on label suites
+also the median of the best harness's label-balanced score, `bal`: a gain from label bias shows as
+a best above the majority class with a balanced score near chance). Tokens are the best
 harness's policy tokens per task on the token split (test when reported). `seed kept` counts
 the runs whose best is their seed; `flagged` those whose summary carries a flag (below the seed or the
 majority class, collapsed onto a label).
@@ -59,6 +61,7 @@ class SplitStats(BaseModel):
     runs: int
     best: Spread
     seed: Spread
+    balanced: Spread | None = None
     majority: float | None = None
     at_least_reference: bool | None = None
 
@@ -118,7 +121,10 @@ def _split_stats(runs: list[dict[str, Any]], split: str) -> SplitStats | None:
         return None
     baselines = [((r["summary"].get("baselines") or {}).get(split) or {}) for r in runs]
     majorities = [m for b in baselines if isinstance(m := b.get("majority"), int | float)]
+    balanced = [v for r in runs if isinstance(v := ((r["summary"].get("best") or {}).get(split) or {})
+                                                  .get("balanced"), int | float)]
     return SplitStats(runs=len(pairs), best=Spread.of(b for b, _ in pairs), seed=Spread.of(s for _, s in pairs),
+                      balanced=Spread.of(balanced) if majorities else None,
                       majority=statistics.median(majorities) if majorities else None)
 
 
@@ -218,8 +224,9 @@ def _rows(group: Group) -> list[tuple[str, str, str, str, str]]:
     rows = []
     for split, stats in group.splits.items():
         majority = "-" if stats.majority is None else f"{stats.majority:.3f}"
+        balanced = "" if stats.balanced is None else f" bal {stats.balanced.median:.3f}"
         what = split if stats.runs == len(group.run_ids) else f"{split} ({stats.runs} of {len(group.run_ids)} runs)"
-        rows.append((escape(what), majority, f"{stats.seed.median:.3f}", _spread(stats.best),
+        rows.append((escape(what), majority, f"{stats.seed.median:.3f}", _spread(stats.best) + balanced,
                      _mark(stats.at_least_reference, "≥", "<")))
     if group.tokens is not None:
         rows.append((escape(f"tokens/task ({group.tokens_split})"), "", "", _spread(group.tokens, 0),

@@ -25,6 +25,7 @@ def summary(test: float, *, seed_test: float = 0.3, ood: float | None = None, to
             accepted: bool = True, flags: list[str] | None = None, spent: int = 1500) -> dict[str, Any]:
     seed = {"validation": _stats(0.3, 70.0), "test": _stats(seed_test, 70.0)}
     best = {"evolve": _stats(0.99, tokens), "validation": _stats(test + 0.05, tokens), "test": _stats(test, tokens)}
+    best["validation"]["balanced"] = best["test"]["balanced"] = test - 0.1
     if ood is not None:
         seed["ood:other"], best["ood:other"] = _stats(0.2, 70.0), _stats(ood, tokens)
     return {"seed": seed, "best": best, "baselines": {"test": {"majority": 0.5}}, "flags": flags or [],
@@ -56,6 +57,8 @@ def test_medians_ranges_and_marks_against_the_reference() -> None:
     test = rrsi.splits["test"]
     assert (test.best.median, test.best.low, test.best.high) == (0.80, 0.70, 0.90)
     assert test.seed.median == 0.3 and test.majority == 0.5
+    assert test.balanced.median == pytest.approx(0.70) and test.balanced.low == pytest.approx(0.60)
+    assert rrsi.splits["validation"].balanced is None  # no majority baseline there: not a label split
     assert unreg.splits["test"].best.median == 0.75
     assert test.at_least_reference is True                      # 0.80 >= 0.75
     assert rrsi.splits["ood:other"].at_least_reference is False  # 0.50 < 0.55
@@ -133,7 +136,7 @@ def test_cli_reads_several_databases(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert data["groups"][0]["splits"]["test"]["best"] == {"median": 0.8, "low": 0.7, "high": 0.9}
     text = _cli("compare", a, b)
     assert text.exit_code == 0
-    assert "0.800 (0.700–0.900)" in text.output and "unregularized (ref)" in text.output
+    assert "0.800 (0.700–0.900) bal 0.700" in text.output and "unregularized (ref)" in text.output
 
 
 @pytest.mark.parametrize(("args", "message"), [
