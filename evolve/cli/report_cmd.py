@@ -10,8 +10,8 @@ import typer
 
 from evolve.cli.common import DbOption, JsonOption, console, err_console, open_store
 from evolve.errors import ConfigError
+from evolve.report.compare import DEFAULT_REFERENCE, tables, warnings
 from evolve.report.compare import compare as compare_runs
-from evolve.report.compare import tables, warnings
 from evolve.report.html import write_report
 
 
@@ -44,7 +44,7 @@ def compare(
             runs.extend(store.list_runs(kind="run"))
         finally:
             store.close()
-    result = compare_runs(runs, reference=reference or "unregularized", benchmark=benchmark)
+    result = compare_runs(runs, reference=reference or DEFAULT_REFERENCE, benchmark=benchmark)
     presets = sorted({g.preset for g in result.groups})
     if reference is not None and reference not in presets:
         raise ConfigError(f"--reference: no finished run of preset {reference!r}; "

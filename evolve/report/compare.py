@@ -32,6 +32,9 @@ from rich.table import Table
 
 from evolve.errors import ConfigError
 
+DEFAULT_REFERENCE = "unregularized"
+"""The preset the others are compared with unless another is named: the ablation without regularization."""
+
 SETTINGS = ("model", "harness", "rounds", "budget", "report_limit", "evolve_batch")
 """The run settings that must agree for a comparison of presets on one benchmark to be fair."""
 
@@ -176,7 +179,7 @@ def _against(group: Group, reference: Group) -> None:
         group.tokens_at_most_reference = group.tokens.median <= reference.tokens.median
 
 
-def compare(runs: Iterable[dict[str, Any]], *, reference: str | None = "unregularized",
+def compare(runs: Iterable[dict[str, Any]], *, reference: str | None = DEFAULT_REFERENCE,
             benchmark: str | None = None) -> Comparison:
     """Group finished runs by benchmark and preset; mark each group against the reference preset's, if any.
 
