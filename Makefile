@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # llama.cpp (the embedded model) is compiled for a portable x86-64 baseline (AVX2, FMA, F16C) rather
 # than for the building CPU: a CPU that reports AMX tiles to the compiler, on a kernel or hypervisor
 # that does not enable them, otherwise gets a library that dies with SIGILL on its first matrix
-# product. On other architectures the x86 options are ignored.
+# product. The options are ggml's x86 ones; building on other architectures with them was not tried.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: setup run test bench lint clean

@@ -22,7 +22,8 @@ def test_chatml_rendering_is_explicit():
     assert "SmolLM" not in render_chatml([{"role": "user", "content": "U"}])
 
 
-CAPITALS = {"France": "paris", "Germany": "berlin", "Italy": "rom", "Japan": "tokyo", "Spain": "madrid"}
+CAPITALS = {"France": ("paris",), "Germany": ("berlin",), "Italy": ("rome", "roma"), "Japan": ("tokyo",),
+            "Spain": ("madrid",)}
 
 
 @pytest.mark.embedded
@@ -34,7 +35,8 @@ def test_embedded_answers_real_prompts():
     asks = [_ask(f"What is the capital of {country}?", max_tokens=24, role="critic") for country in CAPITALS]
     answers = asyncio.run(backend.complete(asks))
     assert all(done.ok for done in answers), [done.error for done in answers]
-    named = [city for city, done in zip(CAPITALS.values(), answers, strict=True) if city in done.text.lower()]
+    named = [names for names, done in zip(CAPITALS.values(), answers, strict=True)
+             if any(name in done.text.lower() for name in names)]
     assert len(named) >= 2, [done.text for done in answers]
     for done in answers:
         assert done.role == "critic" and done.model == "embedded" and not done.cached
