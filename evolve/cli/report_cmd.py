@@ -36,7 +36,8 @@ def compare(
     as_json: JsonOption = False,
 ) -> None:
     """Compare presets over seeds: per benchmark and preset, the median and range of seed → best on every
-    held-out split, tokens per task and rollouts, and whether each preset is at or above the reference."""
+    held-out split, tokens per task and rollouts, and whether each preset is at or above the reference
+    (by median, and seed by seed: on how many seeds ahead, tied, behind)."""
     runs = []
     for db in dbs or [None]:
         store = open_store(db)

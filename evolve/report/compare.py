@@ -13,7 +13,10 @@ the runs whose best is their seed; `flagged` those whose summary carries a flag 
 majority class, collapsed onto a label).
 
 With a reference preset, every other preset's row says, per split, whether its median is at or above
-the reference's, and whether its median tokens are at or below. Runs compare only at the same
+the reference's, and whether its median tokens are at or below; and, paired by seed over the seeds
+both presets ran, on how many it is ahead, tied and behind (on tokens: fewer, the same, more). Medians
+can agree while single seeds do not: "at least the reference" per seed is a stronger claim than per
+median, and the pairs show which one holds. Runs compare only at the same
 settings: where a benchmark's runs differ in model, rounds, budget, seed harness, report limit or
 evolve batch, the comparison names the difference instead of hiding it.
 """
@@ -56,6 +59,31 @@ class Spread(BaseModel):
         return cls(median=statistics.median(values), low=min(values), high=max(values))
 
 
+class Paired(BaseModel):
+    """Seeds both presets ran, counted by whether this preset is ahead of, tied with or behind the
+    reference on that seed (for tokens, ahead = fewer). A seed run more than once counts its median."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ahead: int
+    tied: int
+    behind: int
+
+    @classmethod
+    def of(cls, mine: dict[int, float], ref: dict[int, float], *, lower_is_better: bool = False,
+           tolerance: float = 1e-9) -> Paired | None:
+        seeds = sorted(set(mine) & set(ref))
+        if not seeds:
+            return None
+        sign = -1.0 if lower_is_better else 1.0
+        diffs = [sign * (mine[s] - ref[s]) for s in seeds]
+        return cls(ahead=sum(d > tolerance for d in diffs), tied=sum(abs(d) <= tolerance for d in diffs),
+                   behind=sum(d < -tolerance for d in diffs))
+
+    def text(self) -> str:
+        return f"+{self.ahead} ={self.tied} −{self.behind}"
+
+
 class SplitStats(BaseModel):
     """One split of one group: the best and seed harnesses' scores over the group's runs."""
 
@@ -66,7 +94,11 @@ class SplitStats(BaseModel):
     seed: Spread
     balanced: Spread | None = None
     majority: float | None = None
+    by_seed: dict[int, float] = {}
+    """The best harness's score per seed (the median where a seed was run more than once)."""
     at_least_reference: bool | None = None
+    paired: Paired | None = None
+    """Against the reference preset, seed by seed."""
 
 
 class Group(BaseModel):
@@ -81,7 +113,9 @@ class Group(BaseModel):
     splits: dict[str, SplitStats]
     tokens_split: str | None = None
     tokens: Spread | None = None
+    tokens_by_seed: dict[int, float] = {}
     tokens_at_most_reference: bool | None = None
+    tokens_paired: Paired | None = None
     rollouts: Spread | None = None
     accepted_nothing: int = 0
     flagged: int = 0
@@ -117,9 +151,23 @@ def _score(summary: dict[str, Any], which: str, split: str) -> float | None:
     return stats.get("score") if isinstance(stats, dict) and stats.get("score") is not None else None
 
 
+def _seed_of(run: dict[str, Any]) -> int:
+    return int(run.get("seed") or 0)
+
+
+def _by_seed(values: Iterable[tuple[int, float]]) -> dict[int, float]:
+    """Values keyed by seed; a seed seen more than once gets the median of its values."""
+    grouped: dict[int, list[float]] = defaultdict(list)
+    for seed, value in values:
+        grouped[seed].append(float(value))
+    return {seed: statistics.median(v) for seed, v in sorted(grouped.items())}
+
+
 def _split_stats(runs: list[dict[str, Any]], split: str) -> SplitStats | None:
-    pairs = [(_score(r["summary"], "best", split), _score(r["summary"], "seed", split)) for r in runs]
-    pairs = [(b, s) for b, s in pairs if b is not None and s is not None]
+    triples = [(_seed_of(r), _score(r["summary"], "best", split), _score(r["summary"], "seed", split))
+               for r in runs]
+    triples = [(k, b, s) for k, b, s in triples if b is not None and s is not None]
+    pairs = [(b, s) for _, b, s in triples]
     if not pairs:
         return None
     baselines = [((r["summary"].get("baselines") or {}).get(split) or {}) for r in runs]
@@ -128,16 +176,18 @@ def _split_stats(runs: list[dict[str, Any]], split: str) -> SplitStats | None:
                                                   .get("balanced"), int | float)]
     return SplitStats(runs=len(pairs), best=Spread.of(b for b, _ in pairs), seed=Spread.of(s for _, s in pairs),
                       balanced=Spread.of(balanced) if majorities else None,
-                      majority=statistics.median(majorities) if majorities else None)
+                      majority=statistics.median(majorities) if majorities else None,
+                      by_seed=_by_seed((k, b) for k, b, _ in triples))
 
 
-def _tokens(runs: list[dict[str, Any]], splits: list[str]) -> tuple[str | None, Spread | None]:
+def _tokens(runs: list[dict[str, Any]], splits: list[str]) -> tuple[str | None, list[tuple[int, float]]]:
+    """The token split and (seed, best harness's policy tokens per task there) per run that has them."""
     split = "test" if "test" in splits else (splits[0] if splits else None)
     if split is None:
-        return None, None
-    values = [t for r in runs if isinstance(t := ((r["summary"].get("best") or {}).get(split) or {})
-                                                  .get("policy_tokens"), int | float)]
-    return split, Spread.of(values)
+        return None, []
+    return split, [(_seed_of(r), float(t)) for r in runs
+                   if isinstance(t := ((r["summary"].get("best") or {}).get(split) or {}).get("policy_tokens"),
+                                 int | float)]
 
 
 def _group(benchmark: str, preset: str, runs: list[dict[str, Any]]) -> Group:
@@ -148,8 +198,9 @@ def _group(benchmark: str, preset: str, runs: list[dict[str, Any]]) -> Group:
     spent = [v for r in runs if isinstance(v := r["summary"].get("rollouts_spent"), int | float)]
     return Group(
         benchmark=benchmark, preset=preset, run_ids=[r["id"] for r in runs],
-        seeds=[int(r.get("seed") or 0) for r in runs],
-        splits=splits, tokens_split=tokens_split, tokens=tokens, rollouts=Spread.of(spent),
+        seeds=[_seed_of(r) for r in runs],
+        splits=splits, tokens_split=tokens_split, tokens=Spread.of(t for _, t in tokens),
+        tokens_by_seed=_by_seed(tokens), rollouts=Spread.of(spent),
         accepted_nothing=sum(1 for r in runs if r["summary"].get("best_id") == r["summary"].get("seed_id")),
         flagged=sum(1 for r in runs if r["summary"].get("flags")),
     )
@@ -175,8 +226,11 @@ def _against(group: Group, reference: Group) -> None:
     for name, stats in group.splits.items():
         ref = reference.splits.get(name)
         stats.at_least_reference = None if ref is None else stats.best.median >= ref.best.median
+        stats.paired = None if ref is None else Paired.of(stats.by_seed, ref.by_seed)
     if group.tokens is not None and reference.tokens is not None and group.tokens_split == reference.tokens_split:
         group.tokens_at_most_reference = group.tokens.median <= reference.tokens.median
+        group.tokens_paired = Paired.of(group.tokens_by_seed, reference.tokens_by_seed, lower_is_better=True,
+                                        tolerance=0.5)
 
 
 def compare(runs: Iterable[dict[str, Any]], *, reference: str | None = DEFAULT_REFERENCE,
@@ -218,8 +272,9 @@ def _spread(spread: Spread | None, digits: int = 3) -> str:
     return f"{spread.median:,.{digits}f} ({spread.low:,.{digits}f}–{spread.high:,.{digits}f})"
 
 
-def _mark(verdict: bool | None, good: str, bad: str) -> str:
-    return "" if verdict is None else f"[green]{good}[/]" if verdict else f"[red]{bad}[/]"
+def _mark(verdict: bool | None, good: str, bad: str, paired: Paired | None = None) -> str:
+    mark = "" if verdict is None else f"[green]{good}[/]" if verdict else f"[red]{bad}[/]"
+    return mark if paired is None else f"{mark}\n{paired.text()}"
 
 
 def _rows(group: Group) -> list[tuple[str, str, str, str, str]]:
@@ -227,13 +282,13 @@ def _rows(group: Group) -> list[tuple[str, str, str, str, str]]:
     rows = []
     for split, stats in group.splits.items():
         majority = "-" if stats.majority is None else f"{stats.majority:.3f}"
-        balanced = "" if stats.balanced is None else f" bal {stats.balanced.median:.3f}"
+        balanced = "" if stats.balanced is None else f"\nbal {stats.balanced.median:.3f}"
         what = split if stats.runs == len(group.run_ids) else f"{split} ({stats.runs} of {len(group.run_ids)} runs)"
         rows.append((escape(what), majority, f"{stats.seed.median:.3f}", _spread(stats.best) + balanced,
-                     _mark(stats.at_least_reference, "≥", "<")))
+                     _mark(stats.at_least_reference, "≥", "<", stats.paired)))
     if group.tokens is not None:
         rows.append((escape(f"tokens/task ({group.tokens_split})"), "", "", _spread(group.tokens, 0),
-                     _mark(group.tokens_at_most_reference, "≤", ">")))
+                     _mark(group.tokens_at_most_reference, "≤", ">", group.tokens_paired)))
     rows.append(("rollouts", "", "", _spread(group.rollouts, 0), ""))
     count = len(group.run_ids)
     rows.append(("seed kept", "", "", f"{group.accepted_nothing} of {count}", ""))
@@ -243,11 +298,17 @@ def _rows(group: Group) -> list[tuple[str, str, str, str, str]]:
 
 def tables(comparison: Comparison) -> list[Table]:
     """One rich table per benchmark: for each preset a row per held-out split (seed and best median with
-    range), then tokens, rollouts, and how many runs kept their seed (accepted nothing) or were flagged."""
+    range), then tokens, rollouts, and how many runs kept their seed (accepted nothing) or were flagged.
+    "vs ref" marks the median against the reference's, then the seeds on which the preset is ahead (+),
+    tied (=) and behind (−)."""
     out: list[Table] = []
     for name in dict.fromkeys(g.benchmark for g in comparison.groups):
+        paired = any(g.benchmark == name and g.preset != comparison.reference for g in comparison.groups) and any(
+            g.benchmark == name and g.preset == comparison.reference for g in comparison.groups)
+        caption = ("vs ref: median vs the reference's; by seed: + ahead, = tied, − behind"
+                   if paired else None)
         table = Table(title=escape(f"{name or '(unnamed)'}: median (range) over runs"), title_justify="left",
-                      box=box.SIMPLE_HEAD, pad_edge=False)
+                      caption=caption, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("preset", overflow="fold", ratio=1)
         table.add_column("split", overflow="fold", ratio=2)
         for column in ("majority", "seed", "best"):

@@ -69,12 +69,36 @@ def test_medians_ranges_and_marks_against_the_reference() -> None:
     assert "evolve" not in rrsi.splits
 
 
+def test_seed_by_seed_counts_against_the_reference() -> None:
+    """The medians can favour a preset while single seeds do not: the pairs count both."""
+    rrsi, unreg = compare(three_seeds()).groups
+    assert rrsi.splits["test"].by_seed == {1: 0.80, 2: 0.70, 3: 0.90}
+    # test 0.80/0.70/0.90 vs 0.75/0.85/0.70; ood 0.60/0.50/0.40 vs 0.55/0.45/0.65
+    assert rrsi.splits["test"].paired.model_dump() == {"ahead": 2, "tied": 0, "behind": 1}
+    assert rrsi.splits["ood:other"].paired.model_dump() == {"ahead": 2, "tied": 0, "behind": 1}
+    # tokens 200/100/300 vs 400/500/250: fewer is ahead
+    assert rrsi.tokens_paired.model_dump() == {"ahead": 2, "tied": 0, "behind": 1}
+    assert unreg.splits["test"].paired is None and unreg.tokens_paired is None
+
+
+def test_seed_pairs_count_ties_only_common_seeds_and_a_rerun_seeds_median() -> None:
+    runs = [run("r1", "rrsi", 1, summary(0.80, tokens=300)), run("r1b", "rrsi", 1, summary(0.60, tokens=300)),
+            run("r2", "rrsi", 2, summary(0.75, tokens=100.3)), run("r9", "rrsi", 9, summary(0.10)),
+            run("u1", "unregularized", 1, summary(0.70, tokens=200)),
+            run("u2", "unregularized", 2, summary(0.75, tokens=100)),
+            run("u3", "unregularized", 3, summary(0.99))]
+    rrsi = compare(runs).groups[0]
+    assert rrsi.splits["test"].by_seed[1] == pytest.approx(0.70)   # the median of 0.80 and 0.60
+    assert rrsi.splits["test"].paired.model_dump() == {"ahead": 0, "tied": 2, "behind": 0}  # seeds 9 and 3 unpaired
+    assert rrsi.tokens_paired.model_dump() == {"ahead": 0, "tied": 1, "behind": 1}  # 0.3 tokens apart is a tie
+
+
 def test_without_the_reference_preset_nothing_is_marked_and_benchmarks_stay_apart() -> None:
     runs = three_seeds() + [run("o1", "rrsi", 1, summary(0.5), benchmark="other")]
     result = compare(runs, reference="cobra")
     assert [(g.benchmark, g.preset) for g in result.groups] == [
         ("bench", "rrsi"), ("bench", "unregularized"), ("other", "rrsi")]
-    assert all(s.at_least_reference is None for g in result.groups for s in g.splits.values())
+    assert all(s.at_least_reference is None and s.paired is None for g in result.groups for s in g.splits.values())
     only = compare(runs, benchmark="other")
     assert [(g.benchmark, g.preset, g.run_ids) for g in only.groups] == [("other", "rrsi", ["o1"])]
 
@@ -136,7 +160,9 @@ def test_cli_reads_several_databases(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert data["groups"][0]["splits"]["test"]["best"] == {"median": 0.8, "low": 0.7, "high": 0.9}
     text = _cli("compare", a, b)
     assert text.exit_code == 0
-    assert "0.800 (0.700–0.900) bal 0.700" in text.output and "unregularized (ref)" in text.output
+    assert "0.800 (0.700–0.900)" in text.output and "bal 0.700" in text.output
+    assert "unregularized (ref)" in text.output and "+2 =0 −1" in text.output
+    assert "by seed: + ahead, = tied, − behind" in text.output
 
 
 @pytest.mark.parametrize(("args", "message"), [
