@@ -167,14 +167,14 @@ def _split_stats(runs: list[dict[str, Any]], split: str) -> SplitStats | None:
     triples = [(_seed_of(r), _score(r["summary"], "best", split), _score(r["summary"], "seed", split))
                for r in runs]
     triples = [(k, b, s) for k, b, s in triples if b is not None and s is not None]
-    pairs = [(b, s) for _, b, s in triples]
-    if not pairs:
+    if not triples:
         return None
     baselines = [((r["summary"].get("baselines") or {}).get(split) or {}) for r in runs]
     majorities = [m for b in baselines if isinstance(m := b.get("majority"), int | float)]
     balanced = [v for r in runs if isinstance(v := ((r["summary"].get("best") or {}).get(split) or {})
                                                   .get("balanced"), int | float)]
-    return SplitStats(runs=len(pairs), best=Spread.of(b for b, _ in pairs), seed=Spread.of(s for _, s in pairs),
+    return SplitStats(runs=len(triples), best=Spread.of(b for _, b, _ in triples),
+                      seed=Spread.of(s for _, _, s in triples),
                       balanced=Spread.of(balanced) if majorities else None,
                       majority=statistics.median(majorities) if majorities else None,
                       by_seed=_by_seed((k, b) for k, b, _ in triples))
@@ -303,10 +303,9 @@ def tables(comparison: Comparison) -> list[Table]:
     tied (=) and behind (−)."""
     out: list[Table] = []
     for name in dict.fromkeys(g.benchmark for g in comparison.groups):
-        paired = any(g.benchmark == name and g.preset != comparison.reference for g in comparison.groups) and any(
-            g.benchmark == name and g.preset == comparison.reference for g in comparison.groups)
-        caption = ("vs ref: median vs the reference's; by seed: + ahead, = tied, − behind"
-                   if paired else None)
+        paired = any(g.tokens_paired or any(st.paired for st in g.splits.values())
+                     for g in comparison.groups if g.benchmark == name)
+        caption = "vs ref: median vs the reference's; by seed: + ahead, = tied, − behind" if paired else None
         table = Table(title=escape(f"{name or '(unnamed)'}: median (range) over runs"), title_justify="left",
                       caption=caption, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("preset", overflow="fold", ratio=1)

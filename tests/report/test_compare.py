@@ -163,6 +163,8 @@ def test_cli_reads_several_databases(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "0.800 (0.700–0.900)" in text.output and "bal 0.700" in text.output
     assert "unregularized (ref)" in text.output and "+2 =0 −1" in text.output
     assert "by seed: + ahead, = tied, − behind" in text.output
+    alone = _cli("compare", a)  # no reference runs: nothing to pair, no caption
+    assert alone.exit_code == 0 and "0.800 (0.700–0.900)" in alone.output and "by seed" not in alone.output
 
 
 @pytest.mark.parametrize(("args", "message"), [
