@@ -11,6 +11,12 @@ A candidate that was evaluated and not accepted bans the direction of each of it
   `ban_similarity`. A refinement of a component whose last edit lost is therefore allowed when its
   hypothesis or its text differs enough.
 
+A candidate is banned as the combination it tried: the edits of one rejected candidate form one
+group, and a later draft repeats it only when each of the group's directions is matched by one of
+the draft's edits. A rejected pair (a draw of examples plus a move of the examples into the system
+prompt) therefore bans neither the move on its own nor the move paired with another draw; a
+rejected single edit bans every draft that contains it.
+
 Expired bans stop matching, and so do earlier identical edits older than the ban window: the
 incumbent has moved on since, so the same edit may now do something else.
 """
@@ -18,6 +24,7 @@ incumbent has moved on since, so the same edit may now do something else.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 
 from pydantic import BaseModel, ConfigDict
 
@@ -67,3 +74,24 @@ def match(edit: Edit, bans: Sequence[Ban], threshold: float) -> Ban | None:
         return next((b for b in bans if b.key == key), None)
     text = direction_text(edit)
     return next((b for b in bans if b.component == edit.component and similarity(text, b.text) >= threshold), None)
+
+
+def groups(bans: Sequence[Ban]) -> list[list[Ban]]:
+    """The bans grouped by the rejected candidate that made them (a ban without one is its own group)."""
+    def key(b: Ban) -> tuple[int, str]:
+        return b.round, b.candidate_id
+
+    named = sorted((b for b in bans if b.candidate_id), key=key)
+    return [list(g) for _, g in groupby(named, key=key)] + [[b] for b in bans if not b.candidate_id]
+
+
+def match_draft(edits: Sequence[Edit], bans: Sequence[Ban], threshold: float) -> list[Ban] | None:
+    """The rejected combination that `edits` repeats (each of its directions matched by one of the
+    edits), or None."""
+    return next((g for g in groups(bans)
+                 if all(any(match(e, [b], threshold) for e in edits) for b in g)), None)
+
+
+def describe(group: Sequence[Ban]) -> str:
+    """A banned combination as the proposer sees it: its novelty keys joined by ' + '."""
+    return " + ".join(b.key for b in group)

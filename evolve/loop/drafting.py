@@ -63,7 +63,8 @@ def active_bans(ctx: RoundContext) -> list[bans.Ban]:
 
 def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: int) -> ProposerContext:
     loop, st = ctx.loop, ctx.state
-    st.banned = sorted({b.key for b in active_bans(ctx)})
+    in_force = bans.groups(active_bans(ctx))
+    st.banned = sorted({bans.describe(g) for g in in_force})
     directive = None
     if loop.novelty:
         is_stalled = novelty.stalled(st.scores, loop.stall_window, loop.stall_eps) or empty_rounds(ctx) > 0
@@ -77,9 +78,19 @@ def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: 
         incumbent=incumbent, evidence=evidence.render(), history=st.history,
         memory=Memory.model_validate(st.memory).render() if st.memory and loop.memory else "",
         directive=directive, prune=prune, budget=b_t, description=ctx.benchmark.description,
-        labels=tuple(ctx.benchmark.labels or ()), banned=list(st.banned), widen=empty_rounds(ctx),
+        labels=tuple(ctx.benchmark.labels or ()), banned=_keys(in_force), widen=empty_rounds(ctx),
         tried_since=ctx.t - loop.ban_rounds if loop.ban_rounds else 0,
     )
+
+
+def _keys(groups: list[list[bans.Ban]]) -> list[list[str]]:
+    """Each banned combination's novelty keys, without repeats."""
+    out: list[list[str]] = []
+    for g in groups:
+        keys = sorted({b.key for b in g})
+        if keys not in out:
+            out.append(keys)
+    return out
 
 
 def slots(ctx: RoundContext) -> tuple[int, int]:
@@ -113,9 +124,11 @@ def register(ctx: RoundContext, incumbent: Harness, drafts: list[Any], b_t: int)
     st, pending = ctx.state, []
     seen_versions = {incumbent.version}
     window = ctx.loop.ban_rounds
-    previous = [Edit.model_validate({k: e[k] for k in ("op", "component", "target", "value")})
-                for e in ctx.store.run_edits(ctx.run_id)
-                if e["round"] < ctx.t and (window <= 0 or ctx.t - e["round"] <= window)]
+    previous: dict[str, list[Edit]] = {}
+    for e in ctx.store.run_edits(ctx.run_id):
+        if e["round"] < ctx.t and (window <= 0 or ctx.t - e["round"] <= window):
+            previous.setdefault(e["candidate_id"], []).append(
+                Edit.model_validate({k: e[k] for k in ("op", "component", "target", "value")}))
     for slot, d in enumerate(drafts):
         cid = f"{ctx.run_id}.{ctx.t}.{slot}"
         edits = list(d.edits)[:b_t]
@@ -160,7 +173,7 @@ def _check_proposer(ctx: RoundContext) -> None:
 
 
 def _validate(ctx: RoundContext, d: Any, incumbent: Harness, edits: list[Edit], seen: set[str],
-              previous: list[Edit]) -> tuple[str | None, Harness | None]:
+              previous: dict[str, list[Edit]]) -> tuple[str | None, Harness | None]:
     if d.error or not edits:
         return f"invalid: {d.error or 'no edits proposed'}", None
     try:
@@ -176,15 +189,18 @@ def _validate(ctx: RoundContext, d: Any, incumbent: Harness, edits: list[Edit], 
     return None, harness
 
 
-def banned_reason(ctx: RoundContext, edits: list[Edit], previous: list[Edit]) -> str | None:
-    """Why a draft repeats a banned direction or a recent earlier edit (None when it is new)."""
-    in_force = active_bans(ctx)
-    for e in edits:
-        hit = bans.match(e, in_force, ctx.loop.ban_similarity)
-        if hit:
-            return f"direction {hit.key} was rejected in round {hit.round} ({hit.candidate_id})"
-    for e in edits:
-        dup = novelty.near_duplicate(e, previous, ctx.loop.duplicate_threshold)
-        if dup:
-            return f"near-duplicate of an earlier edit ({dup})"
+def banned_reason(ctx: RoundContext, edits: list[Edit], previous: dict[str, list[Edit]]) -> str | None:
+    """Why a draft repeats a banned combination or a recent earlier candidate (None when it is new).
+
+    Both are judged per candidate: the draft repeats one when each of that candidate's edits is
+    matched by one of the draft's (so a rejected pair bans neither of its edits on its own)."""
+    hit = bans.match_draft(edits, active_bans(ctx), ctx.loop.ban_similarity)
+    if hit:
+        what = f"direction {hit[0].key} was" if len(hit) == 1 else f"directions {bans.describe(hit)} were"
+        return f"{what} rejected in round {hit[0].round} ({hit[0].candidate_id})"
+    for group in previous.values():
+        dups = [next((d for e in edits if (d := novelty.near_duplicate(e, [p], ctx.loop.duplicate_threshold))),
+                     None) for p in group]
+        if all(dups):
+            return f"near-duplicate of an earlier candidate ({'; '.join(dups)})"
     return None

@@ -22,7 +22,8 @@ Search width: the few-shot operator takes half of the slots; the other operators
 those that touch a component the stall directive lists as untried first. Untried sizes k come
 first, spread over the range, and every other draw also moves the examples to the other placement
 (chat turns or the system prompt) when the edit budget allows two edits. Every draw is a new
-direction (its bans are keyed on the examples drawn).
+direction (its bans are keyed on the examples drawn), and a rejected pair bans only that pair, so
+the move stays free to pair with the next draws.
 """
 
 from __future__ import annotations
@@ -132,15 +133,16 @@ class OperatorProposer:
         return drafts
 
     def _valid(self, ctx: ProposerContext, proposals: Iterator[Proposal]) -> list[tuple[str, Proposal]]:
-        """Proposals within budget that apply, change the harness, and repeat nothing banned or tried."""
-        banned = set(ctx.banned)
-        tried = {(h.component, h.op, h.target, h.hypothesis) for h in ctx.history
-                 if h.component != "example" and h.round >= ctx.tried_since}
+        """Proposals within budget that apply, change the harness, and repeat no banned or recently
+        tried candidate (a candidate as a whole: every one of its edits is in the proposal)."""
+        banned = [set(g) for g in ctx.banned]
+        tried = _tried(ctx)
         valid = []
         for edits in proposals:
             if not edits or len(edits) > ctx.budget:
                 continue
-            if any(novelty_key(e) in banned or (e.component, e.op, e.target, e.hypothesis) in tried for e in edits):
+            keys, sigs = {novelty_key(e) for e in edits}, {_signature(e) for e in edits}
+            if any(g <= keys for g in banned) or any(g <= sigs for g in tried):
                 continue
             try:
                 harness = apply_edits(ctx.incumbent, edits)
@@ -360,3 +362,19 @@ class OperatorProposer:
             yield [Edit(op="replace", component="skill", target=a.name, origin="skill_merge", hypothesis=why,
                         value={"description": description, "body": f"{a.body}\n\n{b.body}"}),
                    Edit(op="remove", component="skill", target=b.name, origin="skill_merge", hypothesis=why)]
+
+
+def _signature(e: Any) -> tuple[str, str, str | None, str]:
+    """What identifies an operator edit in the history: component, op, target and its (constant) hypothesis."""
+    return e.component, e.op, None if e.target is None else str(e.target), e.hypothesis
+
+
+def _tried(ctx: ProposerContext) -> list[set[tuple[str, str, str | None, str]]]:
+    """The candidates tried since `ctx.tried_since`, each as the set of its edits' signatures; those
+    with a draw of examples are left out (a draw is identified by its examples, which bans key on)."""
+    by_candidate: dict[str, list[Any]] = {}
+    for h in ctx.history:
+        if h.round >= ctx.tried_since:
+            by_candidate.setdefault(h.candidate_id, []).append(h)
+    return [{_signature(h) for h in entries} for entries in by_candidate.values()
+            if not any(h.component == "example" for h in entries)]

@@ -148,8 +148,9 @@ class ProposerContext(BaseModel):
     """What the benchmark asks for."""
     labels: tuple[str, ...] = ()
     """Valid answers for label tasks."""
-    banned: list[str] = Field(default_factory=list)
-    """Novelty keys of rejected directions."""
+    banned: list[list[str]] = Field(default_factory=list)
+    """Rejected directions: each the novelty keys of one rejected candidate's edits, banned only as a
+    whole (a draft repeats one when it contains every key)."""
     history_shown: int = 30
     """Most recent history entries rendered (older ones are counted)."""
     widen: int = 0

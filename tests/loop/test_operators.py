@@ -60,7 +60,7 @@ def test_untried_sizes_come_first_and_each_draw_is_its_own_direction():
     draws = propose(op, harness(), n=8, budget=1)
     keys = [novelty_key(d.edits[0]) for d in draws]
     assert len(set(keys)) == len(keys)
-    banned = propose(op, harness(), n=8, budget=1, banned=keys[:1])
+    banned = propose(op, harness(), n=8, budget=1, banned=[keys[:1]])
     assert keys[0] not in {novelty_key(d.edits[0]) for d in banned}, "a banned draw is not repeated"
     assert len(banned) == len(draws), "another draw of the same size is still allowed"
 
@@ -71,6 +71,20 @@ def test_every_other_draw_moves_the_demonstrations_to_the_other_placement():
     moved = [d for d in drafts if len(d.edits) == 2]
     assert len(moved) == 2 and all(apply_edits(harness(), d.edits).control.examples_as == "system" for d in moved)
     assert not any(len(d.edits) == 2 for d in propose(op, harness(), n=4, budget=1)), "needs a budget of 2"
+
+
+def test_a_rejected_pair_leaves_its_placement_move_to_other_draws():
+    from evolve.loop.state import HistoryEntry
+
+    op = OperatorProposer(DEMO, LABELS, operators=["fewshot"])
+    rejected = next(d for d in propose(op, harness(), n=4, budget=2) if len(d.edits) == 2)
+    history = [HistoryEntry(round=0, candidate_id="r.0.0", component=e.component, op=e.op, target=str(e.target),
+                            hypothesis=e.hypothesis, verdict="rejected") for e in rejected.edits]
+    later = propose(op, harness(), n=4, budget=2, seed=1, history=history,
+                    banned=[[novelty_key(e) for e in rejected.edits]])
+    moved = [d for d in later if len(d.edits) == 2]
+    assert len(moved) == 2, "the move is still paired with every other draw"
+    assert all(novelty_key(d.edits[0]) != novelty_key(rejected.edits[0]) for d in moved)
 
 
 def test_swaps_keep_the_label_of_the_swapped_example():
@@ -117,7 +131,7 @@ def test_banned_and_tried_directions_are_avoided():
     op = OperatorProposer([], LABELS, operators=["section_removal"])
     h = harness()
     first = propose(op, h, n=1, budget=1)[0].edits[0]
-    again = propose(op, h, n=5, budget=1, banned=[novelty_key(first)])
+    again = propose(op, h, n=5, budget=1, banned=[[novelty_key(first)]])
     assert [d.edits[0].target for d in again] == [t for t in ("format", "role") if t != first.target]
 
 

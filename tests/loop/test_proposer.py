@@ -104,7 +104,7 @@ def test_context_is_rendered_into_the_prompt():
     accepted = Edit(op="add", component="skill", target="check", value={"body": "x", "description": "d"})
     prune = [PruneEntry("skill", [accepted], -0.02)]
     ctx = _ctx(history=history, memory="Open problems:\n- [label:odd] wrong", prune=prune,
-               banned=["system:replace:format"], budget=3)
+               banned=[["system:replace:format"]], budget=3)
     backend = MockBackend([json.dumps({"edits": [_edit()]})])
     propose(backend, ctx)
     text = backend.history[0].messages[1]["content"]
