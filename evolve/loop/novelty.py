@@ -8,10 +8,12 @@ and near-duplicate filtering.
   S_t − S_{t−w} <= ε.
 - Exploration directive (RRSI): when stalled, proposal slots are RESERVED for components that no
   evaluated candidate has touched yet.
-- Banned directions (SkillLift's novelty keys): the keys of every edit of a candidate that was
-  evaluated and not accepted are banned from later rounds.
-- Near duplicates: an edit whose text is nearly the same as an earlier edit of the same component
-  is dropped before any evaluation (cosine of the selection module's hashed n-gram vectors).
+- Banned directions (SkillLift's novelty keys): the keys of the edits of a candidate that was
+  evaluated and not accepted are banned from later rounds, as one combination
+  (`evolve.loop.bans`).
+- Near duplicates: a draft whose edits are nearly the same as every edit of an earlier candidate
+  (same component; cosine of the selection module's hashed n-gram vectors for text) is dropped
+  before any evaluation.
 """
 
 from __future__ import annotations
