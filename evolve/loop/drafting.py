@@ -63,8 +63,8 @@ def active_bans(ctx: RoundContext) -> list[bans.Ban]:
 
 def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: int) -> ProposerContext:
     loop, st = ctx.loop, ctx.state
-    in_force = bans.groups(active_bans(ctx))
-    st.banned = sorted({bans.describe(g) for g in in_force})
+    banned = _keys(bans.groups(active_bans(ctx)))
+    st.banned = [" + ".join(keys) for keys in banned]
     directive = None
     if loop.novelty:
         is_stalled = novelty.stalled(st.scores, loop.stall_window, loop.stall_eps) or empty_rounds(ctx) > 0
@@ -78,7 +78,7 @@ def proposer_context(ctx: RoundContext, incumbent: Harness, evidence: Any, b_t: 
         incumbent=incumbent, evidence=evidence.render(), history=st.history,
         memory=Memory.model_validate(st.memory).render() if st.memory and loop.memory else "",
         directive=directive, prune=prune, budget=b_t, description=ctx.benchmark.description,
-        labels=tuple(ctx.benchmark.labels or ()), banned=_keys(in_force), widen=empty_rounds(ctx),
+        labels=tuple(ctx.benchmark.labels or ()), banned=banned, widen=empty_rounds(ctx),
         tried_since=ctx.t - loop.ban_rounds if loop.ban_rounds else 0,
     )
 
