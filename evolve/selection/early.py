@@ -13,7 +13,8 @@ a normal bound with a shrunk variance is far too sure after a handful of tasks a
   a parse-rate drop or crash-rate rise when the lower bound of the paired
   difference with the incumbent is above the allowed change; too few validation tasks at once;
 - regression: the upper bound of ΔS below −δ (δ estimated as z·SE of the paired differences seen);
-- floor: the upper bound of S below best-ever − δ;
+- floor: the upper bound of S below best-ever − δ (paired: the incumbent's S on every task plus the
+  upper bound of ΔS);
 - no gain and not cheaper: the upper bound of ΔS at most δ while the candidate is neither cheaper
   nor cost-neutral with structural novelty (the within-band admissions);
 - cost rule: a gainer whose token cost exceeds β0 + β1·ΔS even at the upper bound of ΔS;
@@ -204,6 +205,19 @@ def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConf
     return top is not None and top[2] <= top[4]
 
 
+def _score_high(p: Partial, cand: np.ndarray, d_high: float, z: float) -> float:
+    """Upper bound of the candidate's S over every task, for the floor.
+
+    Paired when the incumbent has results on every task: its S there plus the ΔS upper bound. The
+    candidate's own bound is far looser on a few tasks, and every candidate of a round is judged on
+    the same first tasks, so a run of hard ones would stop each of them (the incumbent itself would
+    fail that test). Without the incumbent's full results, the candidate's own exact bound.
+    """
+    if all(p.incumbent.rewards.get(t) for t in p.total):
+        return min(1.0, float(_task_means(p.incumbent, p.total).mean()) + d_high)
+    return share_bounds(cand, len(p.total), z)[2]
+
+
 def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: float, cfg: SelectionConfig,
                   z: float) -> str | None:
     """Why the candidate can be stopped for good on what it has seen (None: keep evaluating)."""
@@ -232,7 +246,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
     if high < -delta:
         return f"regression: ΔS upper bound {high:+.3f} < −δ {-delta:.3f} after {n} tasks (mean {mean:+.3f})"
     if acc.floor:
-        _, _, s_high = share_bounds(cand, total, z)
+        s_high = _score_high(p, cand, high, z)
         if s_high < best_ever - delta:
             return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
     dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)

@@ -145,3 +145,27 @@ def test_exact_bounds_hold_the_seen_tasks_and_bound_the_rest():
     assert share_bounds(np.ones(10), 10, Z)[1:] == pytest.approx((1.0, 1.0))
     _, low, high = share_bounds(np.array([1.0] * 5 + [0.0] * 5), 100, Z)
     assert 0.1 < low < 0.5 < high < 0.9
+
+
+def test_the_floor_is_judged_paired_with_the_incumbent():
+    """A run of hard first tasks, answered alike, does not stop a candidate at the floor: the
+    incumbent, at best-ever, would fail the same unpaired test on them."""
+    wrong = set(IDS[:4]) | set(IDS[50:56])
+    good = ev("g", set(IDS) - wrong, {})
+    alike = ev("a", set(IDS) - wrong, {})
+    why = early_verdict(Partial(alike, good, IDS[:8], IDS), gold=GOLD, best_ever=0.9, cfg=SelectionConfig(), z=Z)
+    assert why is None, why
+    weak = ev("w", set(IDS[:50]), {})
+    tied = ev("t", set(IDS[:50]), {}, tokens=50.0)
+    why = early_verdict(Partial(tied, weak, IDS[:60], IDS), gold=GOLD, best_ever=0.95, cfg=SelectionConfig(), z=Z)
+    assert why and why.startswith("floor"), "0.50 + a ΔS bound of +0.03 cannot reach 0.95 − δ"
+
+
+def test_the_floor_falls_back_to_the_candidates_own_bound_without_the_incumbents_results():
+    wrong = set(IDS[:4]) | set(IDS[50:56])
+    seen = {t: [float(t not in wrong)] for t in IDS[:8]}
+    partial_inc = Evaluation(candidate_id="inc", rewards=seen, tokens_per_task=100.0, predictions={}, novelty=0)
+    cand = ev("a", set(IDS) - wrong, {})
+    why = early_verdict(Partial(cand, partial_inc, IDS[:8], IDS), gold=GOLD, best_ever=0.9, cfg=SelectionConfig(),
+                        z=Z)
+    assert why and why.startswith("floor: S upper bound 0.849")
