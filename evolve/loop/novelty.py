@@ -134,43 +134,6 @@ def novelty_key(edit: Edit) -> str:
     return f"{edit.component}:{edit.op}:{edit.target}"
 
 
-class BannedDirections(BaseModel):
-    """Novelty keys of rejected candidates' edits (SkillLift's prohibited novelty keys)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    keys: set[str] = Field(default_factory=set)
-    """Banned novelty keys."""
-
-    def ban(self, edits: Iterable[Edit]) -> None:
-        """Ban the directions of a rejected candidate's edits."""
-        self.keys.update(novelty_key(e) for e in edits)
-
-    def banned(self, edit: Edit) -> bool:
-        return novelty_key(edit) in self.keys
-
-    def first_banned(self, edits: Iterable[Edit]) -> str | None:
-        """The first banned key among `edits`, or None."""
-        return next((k for k in map(novelty_key, edits) if k in self.keys), None)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def sorted(self) -> list[str]:
-        return sorted(self.keys)
-
-    def to_json(self) -> str:
-        """Serialize with sorted keys (byte-stable across processes)."""
-        return json.dumps({"keys": self.sorted()})
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> BannedDirections:
-        return cls(keys=set(json.loads(text).get("keys", [])))
-
-
 @lru_cache(maxsize=8192)
 def _vector(text: str) -> np.ndarray:
     return text_vector(text)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from evolve.harness import Edit
 from evolve.loop.novelty import (
-    BannedDirections,
     exploration_directive,
     near_duplicate,
     novelty_key,
@@ -42,17 +41,6 @@ def test_novelty_keys():
     b = Edit(op="add", component="example", value={"input": "q2", "output": "a"})
     assert novelty_key(a) != novelty_key(b)
     assert novelty_key(a) == novelty_key(a.model_copy(update={"target": "3"}))
-
-
-def test_banned_directions_round_trip():
-    banned = BannedDirections()
-    edit = Edit(op="remove", component="system", target="role")
-    banned.ban([edit, Edit(op="set", component="control", target="max_tokens", value=8)])
-    assert banned.banned(edit) and len(banned) == 2
-    assert banned.first_banned([Edit(op="remove", component="system", target="other"), edit]) == "system:remove:role"
-    restored = BannedDirections.from_json(banned.to_json())
-    assert restored.keys == banned.keys
-    assert banned.to_json() == restored.to_json()
 
 
 def test_near_duplicate():
