@@ -12,11 +12,19 @@ paired, on the acceptance split. The left-out edits are pruned when they are
 
 and the ablation passes the guards. An ablation that is clearly needed stops early (the paired
 upper bound of its ΔS is below −δ and the edits pay for their tokens).
+
+When the round's decisions pool the validation tasks with fresh evolve tasks (`evolve.loop.pooled`),
+so does the pruner's, on the round's same fresh tasks: the guards are judged on validation, and
+the noise band, ΔS and ΔC_edit on the pooled tasks. An edit set is then removed by the evidence it
+was accepted on, not by the wider band of validation alone. When the budget cannot pay for the fresh
+tasks, the edits are kept. Stopping early as clearly needed stays a validation verdict (it keeps
+the edits, the side a doubt should fall on).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +34,7 @@ from evolve.loop.allocation import acceptance_tasks, evaluation
 from evolve.loop.context import RoundContext
 from evolve.loop.drafting import edit_dicts
 from evolve.loop.oracle import rewards_by_task, summarize
+from evolve.loop.pooled import fresh_tasks
 from evolve.selection import acceptance, bandit
 from evolve.selection.acceptance import cost_change
 from evolve.selection.early import mean_bounds
@@ -41,8 +50,9 @@ def _pick(ctx: RoundContext) -> str | None:
     return min(chain, key=lambda cid: (st.ablated.get(cid, -1), chain.index(cid)))
 
 
-async def prune(ctx: RoundContext) -> None:
-    """Ablate one accepted candidate of the chain (see module docstring)."""
+async def prune(ctx: RoundContext, batch: list) -> None:
+    """Ablate one accepted candidate of the chain (see module docstring); `batch` is the round's
+    analyst batch (the fresh tasks of a pooled decision are drawn outside it)."""
     st = ctx.state
     removed = _pick(ctx)
     if removed is None:
@@ -59,12 +69,13 @@ async def prune(ctx: RoundContext) -> None:
                  hypothesis=f"ablation: drop the edits of {removed}") for e in chain[index]]
     ctx.store.add_candidate(cid, ctx.run_id, harness, parent_id=st.incumbent_id, round=ctx.t, slot=100,
                             status="pending", origin="pruner", edits=undo, meta={"ablates": removed})
-    await _try(ctx, cid, harness, incumbent, removed)
+    await _try(ctx, cid, harness, incumbent, removed, batch)
 
 
-async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness, removed: str) -> None:
+async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness, removed: str,
+               batch: list) -> None:
     st = ctx.state
-    split, tasks = acceptance_tasks(ctx, ctx.benchmark.split("evolve")[: ctx.cfg.evolve_batch])
+    split, tasks = acceptance_tasks(ctx, batch)
     by_id = {task.id: task for task in tasks}
     harnesses = {cid: harness, st.incumbent_id: incumbent}
     left = ctx.oracle.budget_left
@@ -103,18 +114,50 @@ async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness
         return
     abl = await ctx.oracle.evaluate(harness, ctx.benchmark, split, tasks, candidate_id=cid)
     labels = ctx.benchmark.labels
-    _decide(ctx, cid, removed, evaluation(cid, abl, 0, labels), evaluation(st.incumbent_id, inc, 0, labels), tasks)
+    val = (evaluation(cid, abl, 0, labels), evaluation(st.incumbent_id, inc, 0, labels), tasks)
+    _decide(ctx, cid, removed, val, await _pooled(ctx, (cid, harness, abl), (st.incumbent_id, incumbent, inc),
+                                                  tasks, batch))
 
 
-def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluation, inc: acceptance.Evaluation,
-            tasks: list) -> None:
+Judged = tuple[acceptance.Evaluation, acceptance.Evaluation, list]
+"""(ablation, incumbent, tasks) of one decision."""
+
+
+async def _pooled(ctx: RoundContext, ablated: tuple, kept: tuple, tasks: list, batch: list) -> Judged | str | None:
+    """The decision's evidence on validation pooled with the round's fresh tasks, from the ablation's
+    and the incumbent's (id, harness, validation records); None when the round pools no fresh tasks,
+    why not when the budget cannot pay for them."""
+    fresh = fresh_tasks(ctx, batch)
+    if not fresh:
+        return None
+    oracle, bench, labels = ctx.oracle, ctx.benchmark, ctx.benchmark.labels
+    need = sum(oracle.missing(harness, bench, "evolve", fresh) for _, harness, _ in (ablated, kept))
+    if oracle.budget_left is not None and need > oracle.budget_left:
+        return f"its {len(fresh)} fresh evolve tasks need {need} rollouts, {oracle.budget_left} left"
+    judged = []
+    for cid, harness, records in (ablated, kept):
+        more = await oracle.evaluate(harness, bench, "evolve", fresh, candidate_id=cid)
+        judged.append(evaluation(cid, [*records, *more], 0, labels))
+    return judged[0], judged[1], [*tasks, *fresh]
+
+
+def _decide(ctx: RoundContext, cid: str, removed: str, val: Judged, pooled: Judged | str | None) -> None:
     st, acc = ctx.state, ctx.sel.acceptance
-    gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
-    result = acceptance.select([abl], inc, task_ids=[task.id for task in tasks], gold=gold,
-                               best_ever=st.best_ever or 0.0, cfg=ctx.sel, rng=ctx.rng("prune"))
-    stats = dict(result.decisions[0].stats)
-    dc_edit = cost_change(inc.tokens_per_task, abl.tokens_per_task, acc.cost_scale)
+    abl, inc, tasks = val
+    stats = _stats(ctx, *val, cfg=ctx.sel)
+    if isinstance(pooled, tuple) and not stats.get("guards"):
+        stats = {**_stats(ctx, *pooled, cfg=ctx.sel.model_copy(update={"acceptance": acc.model_copy(
+            update={"floor": False})})), "split": "validation+evolve", "fresh_tasks": len(pooled[2]) - len(tasks),
+            "validation": {"dS": stats["dS"], "delta": stats["delta"], "n_tasks": stats.get("n_tasks")}}
+        abl_t, inc_t = pooled[0].tokens_per_task, pooled[1].tokens_per_task
+    else:
+        abl_t, inc_t = abl.tokens_per_task, inc.tokens_per_task
+    dc_edit = cost_change(inc_t, abl_t, acc.cost_scale)
     keep, why = pruner.prune_verdict(stats["dS"], stats["delta"], dc_edit, stats.get("guards") or [], acc)
+    if isinstance(pooled, str) and keep:
+        keep, why = False, f"not decided on fresh tasks: {pooled} (validation alone: {why})"
+    elif isinstance(pooled, tuple) and not stats.get("guards"):
+        why += f" (on validation + {stats['fresh_tasks']} fresh evolve tasks)"
     ds = stats["dS"]
     reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + why
     stats.update(rule="prune", dC_edit=dc_edit)
@@ -129,3 +172,12 @@ def _decide(ctx: RoundContext, cid: str, removed: str, abl: acceptance.Evaluatio
         for h in st.history:
             if h.candidate_id == removed:
                 h.verdict = "pruned"
+
+
+def _stats(ctx: RoundContext, abl: acceptance.Evaluation, inc: acceptance.Evaluation, tasks: list,
+           cfg: Any) -> dict[str, Any]:
+    """Acceptance's statistics of the ablation against the incumbent on `tasks` (ΔS, δ, guards)."""
+    gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
+    result = acceptance.select([abl], inc, task_ids=[task.id for task in tasks], gold=gold,
+                               best_ever=ctx.state.best_ever or 0.0, cfg=cfg, rng=ctx.rng("prune"))
+    return dict(result.decisions[0].stats)

@@ -86,7 +86,7 @@ class Engine:
         outcome = await allocation.select(ctx, incumbent, cands, analysis.batch)
         await surrogates.realign(ctx, incumbent, cands, outcome)
         if ctx.loop.pruner and not st.stopped:
-            await ablation.prune(ctx)
+            await ablation.prune(ctx, analysis.batch)
         steps.remember(ctx, cands, outcome, analysis.evidence)
         ctx.ledger.charge_usage("surrogate_calls", ctx.role_usage("surrogate")[0])
         st.rollouts_spent = int(ctx.ledger.used("oracle_rollouts"))

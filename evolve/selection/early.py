@@ -22,6 +22,12 @@ a normal bound with a shrunk variance is far too sure after a handful of tasks a
   guard (`acceptance.repair`): it is not confirmed collapsed itself (no relief), the upper bound of
   ΔS is at least 0, and the upper bound of its label-balanced gain is positive and pays for its cost.
 
+When the decision pools the validation tasks with fresh evolve tasks (`Partial.pooled` of them, see
+`evolve.loop.pooled`), the last three rules (noise band and objective, cost rule, repair) are the
+pooled decision's: they are bounded over the validation and the fresh tasks together, the fresh
+ones counted as not yet seen, and δ is the pooled decision's (z·SD/√(validation + fresh)). The
+guards, the regression and the floor stay validation rules, as they are in the decision.
+
 A collapse-rejected candidate therefore spends only what was needed to see the collapse. Greedy
 acceptance (the unregularized ablation) only stops candidates that cannot gain.
 """
@@ -32,6 +38,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 from scipy.stats import beta
@@ -54,6 +61,9 @@ class Partial:
     """Task ids seen by both, in order."""
     total: Sequence[str]
     """Every task id of the acceptance split."""
+    pooled: int = 0
+    """Fresh tasks the decision pools with `total` (none of them seen yet): the rules the pooled
+    decision takes are bounded over `len(total) + pooled` tasks."""
 
 
 def _fpc(n: int, total: int) -> float:
@@ -181,6 +191,15 @@ def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
     return None
 
 
+def _band(d: np.ndarray, total: int, acc: Any) -> float:
+    """The noise band δ of a decision on `total` tasks (z·SD/√total of the paired differences seen,
+    or the configured constant)."""
+    if not isinstance(acc.delta, str):
+        return float(acc.delta)
+    sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
+    return acc.delta_z * sd / math.sqrt(total)
+
+
 def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConfig, z: float, high: float,
                dc: float) -> bool:
     """Whether the candidate may still repair an incumbent that fails the collapse guard on every task
@@ -198,7 +217,7 @@ def may_repair(p: Partial, *, gold: Mapping[str, str] | None, cfg: SelectionConf
     heaviest = max(weights.values())
     w = np.array([weights[t] for t in p.seen])
     d = w * (_task_means(p.candidate, p.seen) - _task_means(p.incumbent, p.seen)) / heaviest
-    high_bal = heaviest * diff_bounds(d, len(p.total), z)[2]
+    high_bal = heaviest * diff_bounds(d, len(p.total) + p.pooled, z)[2]
     if high_bal <= 0 or (acc.cost_rule and dc > acc.beta0 + acc.beta1 * high_bal + 1e-12):
         return False
     top = _top_share(p, gold, cfg, z)
@@ -235,11 +254,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
     d = cand - inc
     total = len(p.total)
     mean, _, high = diff_bounds(d, total, z)
-    if isinstance(acc.delta, str):
-        sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
-        delta = acc.delta_z * sd / math.sqrt(total)
-    else:
-        delta = float(acc.delta)
+    delta = _band(d, total, acc)
     n = len(p.seen)
     if acc.greedy:
         return f"cannot gain: ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} tasks" if high <= delta else None
@@ -250,6 +265,9 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         if s_high < best_ever - delta:
             return f"floor: S upper bound {s_high:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} after {n} tasks"
     dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
+    if p.pooled:  # the rules below are the pooled decision's
+        _, _, high = diff_bounds(d, total + p.pooled, z)
+        delta = _band(d, total + p.pooled, acc)
     if may_repair(p, gold=gold, cfg=cfg, z=z, high=high, dc=dc):
         return None
     if high <= delta:

@@ -477,3 +477,21 @@ def test_a_collapsed_seed_is_repaired_by_a_label_balanced_gain(tmp_path):
     assert len(accepted) == 1 and accepted[0]["stats"]["rule"] == "repair"
     assert "the incumbent fails the guard (collapse: predicts 'positive'" in accepted[0]["reason"]
     assert not any(d["accepted"] for d in LineageStore(off).decisions("r")), "within the plain band: refused"
+
+
+def test_the_pruner_judges_an_ablation_on_the_pooled_tasks_it_was_accepted_on(tmp_path):
+    """The example set accepted on the pooled tasks (within the band on validation alone) is ablated
+    in the next round on the same evidence: validation pooled with the round's fresh tasks, where
+    leaving it out loses beyond the band, so it is kept (on validation alone it would be pruned)."""
+    db = str(tmp_path / "p.db")
+    run(db, policy=validation_shy_policy(), rounds=2)
+    store = LineageStore(db)
+    prunes = [d for d in store.decisions("r") if d["kind"] == "prune"]
+    assert prunes, "round 1 ablates the example set accepted in round 0"
+    for d in prunes:
+        stats = d["stats"]
+        assert not d["accepted"] and d["reason"].startswith("kept ")
+        assert stats["split"] == "validation+evolve" and stats["fresh_tasks"] == 36
+        assert "on validation + 36 fresh evolve tasks" in d["reason"]
+        assert stats["dS"] < -stats["delta"], "leaving the examples out loses beyond the pooled band"
+        assert stats["validation"]["dS"] >= -stats["validation"]["delta"], "validation alone would prune it"

@@ -169,3 +169,24 @@ def test_the_floor_falls_back_to_the_candidates_own_bound_without_the_incumbents
     why = early_verdict(Partial(cand, partial_inc, IDS[:8], IDS), gold=GOLD, best_ever=0.9, cfg=SelectionConfig(),
                         z=Z)
     assert why and why.startswith("floor: S upper bound 0.849")
+
+
+def test_the_rules_of_a_pooled_decision_are_bounded_over_the_pooled_tasks():
+    """A decision on 40 validation tasks pooled with 60 fresh ones: the noise band, objective and cost
+    rules are the pooled decision's (the fresh tasks not seen yet, δ over 100 tasks), so a candidate
+    within the validation band is not ruled out before the fresh tasks are asked; guards and the
+    regression stay validation rules."""
+    ids = IDS[:40]
+    inc = ev("inc", {t for i, t in enumerate(ids) if i % 2}, {}, tokens=100.0)
+    gains, losses = {ids[i] for i in (0, 2, 4, 6)}, {ids[i] for i in (1, 3)}
+    small = ev("s", ({t for i, t in enumerate(ids) if i % 2} | gains) - losses, {}, tokens=100.0)
+    alone = early_verdict(Partial(small, inc, ids, ids), gold=None, best_ever=0.5, cfg=SelectionConfig(), z=Z)
+    assert alone and "cannot gain beyond the noise band" in alone
+    assert early_verdict(Partial(small, inc, ids, ids, 60), gold=None, best_ever=0.5, cfg=SelectionConfig(),
+                         z=Z) is None
+    worse = ev("w", set(), {}, tokens=100.0)
+    why = early_verdict(Partial(worse, inc, ids[:20], ids, 60), gold=None, best_ever=0.5, cfg=SelectionConfig(), z=Z)
+    assert why and why.startswith("regression")
+    collapsing = ev("c", {t for t in ids if GOLD[t] == "pos"}, {t: "pos" for t in ids})
+    why = early_verdict(Partial(collapsing, INC, ids, ids, 60), gold=GOLD, best_ever=0.0, cfg=SelectionConfig(), z=Z)
+    assert why and "collapse" in why
