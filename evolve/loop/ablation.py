@@ -13,12 +13,12 @@ paired, on the acceptance split. The left-out edits are pruned when they are
 and the ablation passes the guards. An ablation that is clearly needed stops early (the paired
 upper bound of its ΔS is below −δ and the edits pay for their tokens).
 
-When the round's decisions pool the validation tasks with fresh evolve tasks (`evolve.loop.pooled`),
-so does the pruner's, on the round's same fresh tasks: the guards are judged on validation, and
-the noise band, ΔS and ΔC_edit on the pooled tasks. An edit set is then removed by the evidence it
-was accepted on, not by the wider band of validation alone. When the budget cannot pay for the fresh
-tasks, the edits are kept. Stopping early as clearly needed stays a validation verdict (it keeps
-the edits, the side a doubt should fall on).
+With `acceptance.pooled_rules`, when the round's decisions pool the validation tasks with fresh
+evolve tasks (`evolve.loop.pooled`), so does the pruner's, on the round's same fresh tasks: the
+guards are judged on validation, and the noise band, ΔS and ΔC_edit on the pooled tasks. An edit
+set is then removed by the evidence it was accepted on, not by the wider band of validation alone.
+When the budget cannot pay for the fresh tasks, the edits are kept. Stopping early as clearly
+needed stays a validation verdict (it keeps the edits, the side a doubt should fall on).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ async def _pooled(ctx: RoundContext, ablated: tuple, kept: tuple, tasks: list, b
     """The decision's evidence on validation pooled with the round's fresh tasks, from the ablation's
     and the incumbent's (id, harness, validation records); None when the round pools no fresh tasks,
     why not when the budget cannot pay for them."""
-    fresh = fresh_tasks(ctx, batch)
+    fresh = fresh_tasks(ctx, batch) if ctx.sel.acceptance.pooled_rules else []
     if not fresh:
         return None
     oracle, bench, labels = ctx.oracle, ctx.benchmark, ctx.benchmark.labels

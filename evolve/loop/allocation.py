@@ -85,7 +85,8 @@ class _Judge:
 
     async def screen(self, cid: str, seen: list[str]) -> str | None:
         partial = evaluation(cid, await self.records(cid, seen), self.nu.get(cid, 0), self.ctx.benchmark.labels)
-        return early_verdict(Partial(partial, self.inc_eval, seen, self.task_ids, len(self.pool.fresh)), gold=self.gold,
+        pooled = len(self.pool.fresh) if self.ctx.sel.acceptance.pooled_rules else 0
+        return early_verdict(Partial(partial, self.inc_eval, seen, self.task_ids, pooled), gold=self.gold,
                              best_ever=self.ctx.state.best_ever or 0.0, cfg=self.ctx.sel, z=self.z)
 
     async def qualify(self, cid: str) -> float | None:

@@ -99,6 +99,14 @@ class AcceptanceConfig(_Strict):
     incumbent and its challengers' gains; every candidate evaluated in full that validation does not
     rule out (guard, floor, regression) is decided on the pooled tasks by the same rules (the floor
     stays a validation rule). See `evolve/loop/pooled.py`. Fresh rollouts count against the budget."""
+    pooled_rules: bool = False
+    """With fresh tasks: also bound the early stop's noise band, objective, cost and repair rules
+    over the pooled tasks (the fresh ones as not yet seen, δ over validation + fresh), and decide the
+    leave-one-out pruner's ablations on validation pooled with the round's fresh tasks (guards on
+    validation; when the budget cannot pay for the fresh tasks the edits are kept). Off: both judge
+    on validation alone, with its wider band, so the early stop may rule out a candidate the pooled
+    decision could admit and the pruner may remove an edit set the pooled decision accepted. Off by
+    default: on the runs measured it changed no median for the better (see the README)."""
 
 
 class GuardsConfig(_Strict):

@@ -22,11 +22,12 @@ a normal bound with a shrunk variance is far too sure after a handful of tasks a
   guard (`acceptance.repair`): it is not confirmed collapsed itself (no relief), the upper bound of
   ΔS is at least 0, and the upper bound of its label-balanced gain is positive and pays for its cost.
 
-When the decision pools the validation tasks with fresh evolve tasks (`Partial.pooled` of them, see
-`evolve.loop.pooled`), the last three rules (noise band and objective, cost rule, repair) are the
-pooled decision's: they are bounded over the validation and the fresh tasks together, the fresh
-ones counted as not yet seen, and δ is the pooled decision's (z·SD/√(validation + fresh)). The
-guards, the regression and the floor stay validation rules, as they are in the decision.
+When the decision pools the validation tasks with fresh evolve tasks and the allocator asks for it
+(`Partial.pooled` of them, `acceptance.pooled_rules`; see `evolve.loop.pooled`), the last three
+rules (noise band and objective, cost rule, repair) are the pooled decision's: they are bounded
+over the validation and the fresh tasks together, the fresh ones counted as not yet seen, and δ is
+the pooled decision's (z·SD/√(validation + fresh)). The guards, the regression and the floor stay
+validation rules, as they are in the decision.
 
 A collapse-rejected candidate therefore spends only what was needed to see the collapse. Greedy
 acceptance (the unregularized ablation) only stops candidates that cannot gain.

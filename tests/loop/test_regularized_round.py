@@ -482,9 +482,14 @@ def test_a_collapsed_seed_is_repaired_by_a_label_balanced_gain(tmp_path):
 def test_the_pruner_judges_an_ablation_on_the_pooled_tasks_it_was_accepted_on(tmp_path):
     """The example set accepted on the pooled tasks (within the band on validation alone) is ablated
     in the next round on the same evidence: validation pooled with the round's fresh tasks, where
-    leaving it out loses beyond the band, so it is kept (on validation alone it would be pruned)."""
+    leaving it out loses beyond the band, so it is kept (`acceptance.pooled_rules`); on validation
+    alone (the default) it is pruned."""
+    alone = str(tmp_path / "alone.db")
+    run(alone, policy=validation_shy_policy(), rounds=2)
+    prunes = [d for d in LineageStore(alone).decisions("r") if d["kind"] == "prune"]
+    assert prunes and all(d["accepted"] and "fresh_tasks" not in d["stats"] for d in prunes)
     db = str(tmp_path / "p.db")
-    run(db, policy=validation_shy_policy(), rounds=2)
+    run(db, policy=validation_shy_policy(), rounds=2, selection={"acceptance.pooled_rules": True})
     store = LineageStore(db)
     prunes = [d for d in store.decisions("r") if d["kind"] == "prune"]
     assert prunes, "round 1 ablates the example set accepted in round 0"
