@@ -34,7 +34,7 @@ from evolve.loop.allocation import acceptance_tasks, evaluation
 from evolve.loop.context import RoundContext
 from evolve.loop.drafting import edit_dicts
 from evolve.loop.oracle import rewards_by_task, summarize
-from evolve.loop.pooled import fresh_tasks
+from evolve.loop.pooled import Pool, fresh_tasks
 from evolve.selection import acceptance, bandit
 from evolve.selection.acceptance import cost_change
 from evolve.selection.early import mean_bounds
@@ -130,22 +130,21 @@ async def _pooled(ctx: RoundContext, ablated: tuple, kept: tuple, tasks: list, b
     fresh = fresh_tasks(ctx, batch) if ctx.sel.acceptance.pooled_rules else []
     if not fresh:
         return None
-    oracle, bench, labels = ctx.oracle, ctx.benchmark, ctx.benchmark.labels
-    need = sum(oracle.missing(harness, bench, "evolve", fresh) for _, harness, _ in (ablated, kept))
-    if oracle.budget_left is not None and need > oracle.budget_left:
-        return f"its {len(fresh)} fresh evolve tasks need {need} rollouts, {oracle.budget_left} left"
-    judged = []
-    for cid, harness, records in (ablated, kept):
-        more = await oracle.evaluate(harness, bench, "evolve", fresh, candidate_id=cid)
-        judged.append(evaluation(cid, [*records, *more], 0, labels))
-    return judged[0], judged[1], [*tasks, *fresh]
+    labels = ctx.benchmark.labels
+    cid, harness, records = ablated
+    pool = Pool(ctx, fresh, tasks, kept[1], kept[2], lambda who, rs: evaluation(who, rs, 0, labels))
+    abl = await pool.extend(cid, harness, records)
+    if abl is None:
+        return pool.short[cid]
+    return abl, await pool.incumbent_eval(), [*tasks, *fresh]
 
 
 def _decide(ctx: RoundContext, cid: str, removed: str, val: Judged, pooled: Judged | str | None) -> None:
     st, acc = ctx.state, ctx.sel.acceptance
     abl, inc, tasks = val
     stats = _stats(ctx, *val, cfg=ctx.sel)
-    if isinstance(pooled, tuple) and not stats.get("guards"):
+    on_pooled = isinstance(pooled, tuple) and not stats.get("guards")
+    if on_pooled:
         stats = {**_stats(ctx, *pooled, cfg=ctx.sel.model_copy(update={"acceptance": acc.model_copy(
             update={"floor": False})})), "split": "validation+evolve", "fresh_tasks": len(pooled[2]) - len(tasks),
             "validation": {"dS": stats["dS"], "delta": stats["delta"], "n_tasks": stats.get("n_tasks")}}
@@ -156,7 +155,7 @@ def _decide(ctx: RoundContext, cid: str, removed: str, val: Judged, pooled: Judg
     keep, why = pruner.prune_verdict(stats["dS"], stats["delta"], dc_edit, stats.get("guards") or [], acc)
     if isinstance(pooled, str) and keep:
         keep, why = False, f"not decided on fresh tasks: {pooled} (validation alone: {why})"
-    elif isinstance(pooled, tuple) and not stats.get("guards"):
+    elif on_pooled:
         why += f" (on validation + {stats['fresh_tasks']} fresh evolve tasks)"
     ds = stats["dS"]
     reason = (f"pruned {removed}: " if keep else f"kept {removed}: ") + why

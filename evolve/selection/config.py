@@ -106,7 +106,7 @@ class AcceptanceConfig(_Strict):
     validation; when the budget cannot pay for the fresh tasks the edits are kept). Off: both judge
     on validation alone, with its wider band, so the early stop may rule out a candidate the pooled
     decision could admit and the pruner may remove an edit set the pooled decision accepted. Off by
-    default: on the runs measured it changed no median for the better (see the README)."""
+    default: on the runs measured it made no run better (see the README)."""
 
 
 class GuardsConfig(_Strict):

@@ -39,13 +39,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 from scipy.stats import beta
 
 from evolve.selection.acceptance import Evaluation, cost_change, label_weights
-from evolve.selection.config import SelectionConfig
+from evolve.selection.config import AcceptanceConfig, SelectionConfig
 from evolve.selection.guards import collapse_guard, label_share, label_shares
 
 MIN_SEEN = 8
@@ -192,7 +191,7 @@ def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
     return None
 
 
-def _band(d: np.ndarray, total: int, acc: Any) -> float:
+def _band(d: np.ndarray, total: int, acc: AcceptanceConfig) -> float:
     """The noise band δ of a decision on `total` tasks (z·SD/√total of the paired differences seen,
     or the configured constant)."""
     if not isinstance(acc.delta, str):
