@@ -23,7 +23,6 @@ needed stays a validation verdict (it keeps the edits, the side a doubt should f
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -34,10 +33,10 @@ from evolve.loop.allocation import acceptance_tasks, evaluation
 from evolve.loop.context import RoundContext
 from evolve.loop.drafting import edit_dicts
 from evolve.loop.oracle import rewards_by_task, summarize
-from evolve.loop.pooled import Pool, fresh_tasks
+from evolve.loop.pooled import Pool, floor_off, fresh_tasks
 from evolve.selection import acceptance, bandit
 from evolve.selection.acceptance import cost_change
-from evolve.selection.early import mean_bounds
+from evolve.selection.early import mean_bounds, noise_band
 
 
 def _pick(ctx: RoundContext) -> str | None:
@@ -96,7 +95,7 @@ async def _try(ctx: RoundContext, cid: str, harness: Harness, incumbent: Harness
         records = await ctx.oracle.evaluate(harness, ctx.benchmark, split, [by_id[i] for i in seen], candidate_id=who)
         d = np.array([r.reward - inc_rewards[r.task_id] for r in records], dtype=float)
         _, _, high = mean_bounds(d, len(tasks), z)
-        band = ctx.sel.acceptance.delta_z * (float(d.std(ddof=1)) if len(d) > 1 else 0.0) / math.sqrt(len(tasks))
+        band = noise_band(d, len(tasks), ctx.sel.acceptance)
         dc_edit = cost_change(summarize(inc)["policy_tokens"] or 0.0, summarize(records)["policy_tokens"] or 0.0,
                                 ctx.sel.acceptance.cost_scale)
         pays = dc_edit <= ctx.sel.acceptance.beta0 + ctx.sel.acceptance.beta1 * -high
@@ -145,9 +144,9 @@ def _decide(ctx: RoundContext, cid: str, removed: str, val: Judged, pooled: Judg
     stats = _stats(ctx, *val, cfg=ctx.sel)
     on_pooled = isinstance(pooled, tuple) and not stats.get("guards")
     if on_pooled:
-        stats = {**_stats(ctx, *pooled, cfg=ctx.sel.model_copy(update={"acceptance": acc.model_copy(
-            update={"floor": False})})), "split": "validation+evolve", "fresh_tasks": len(pooled[2]) - len(tasks),
-            "validation": {"dS": stats["dS"], "delta": stats["delta"], "n_tasks": stats.get("n_tasks")}}
+        stats = {**_stats(ctx, *pooled, cfg=floor_off(ctx.sel)), "split": "validation+evolve",
+                 "fresh_tasks": len(pooled[2]) - len(tasks),
+                 "validation": {"dS": stats["dS"], "delta": stats["delta"], "n_tasks": stats.get("n_tasks")}}
         abl_t, inc_t = pooled[0].tokens_per_task, pooled[1].tokens_per_task
     else:
         abl_t, inc_t = abl.tokens_per_task, inc.tokens_per_task

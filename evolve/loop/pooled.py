@@ -29,6 +29,11 @@ VALIDATION_ONLY = ("guard", "floor", "regression")
 """Validation verdicts that stand: the pooled tasks are not asked to overturn them."""
 
 
+def floor_off(selection: Any) -> Any:
+    """`selection` without the floor: a pooled decision's config (the floor stays a validation rule)."""
+    return selection.model_copy(update={"acceptance": selection.acceptance.model_copy(update={"floor": False})})
+
+
 def fresh_tasks(ctx: RoundContext, batch: list[Task]) -> list[Task]:
     """Up to `fresh_tasks` evolve tasks outside the analyst's batch (seeded per round; none when the
     decision is not a validation-split RRSI decision)."""
@@ -50,7 +55,7 @@ class Pool:
         self.task_ids = [task.id for task in tasks]
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.inc_records = inc_records
-        self.cfg = ctx.sel.model_copy(update={"acceptance": ctx.sel.acceptance.model_copy(update={"floor": False})})
+        self.cfg = floor_off(ctx.sel)
         self._inc: acceptance.Evaluation | None = None
         self._memo: dict[str, acceptance.Evaluation] = {}
         self.short: dict[str, str] = {}

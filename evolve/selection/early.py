@@ -191,7 +191,7 @@ def _rate_change(p: Partial, cfg: SelectionConfig, z: float) -> str | None:
     return None
 
 
-def _band(d: np.ndarray, total: int, acc: AcceptanceConfig) -> float:
+def noise_band(d: np.ndarray, total: int, acc: AcceptanceConfig) -> float:
     """The noise band δ of a decision on `total` tasks (z·SD/√total of the paired differences seen,
     or the configured constant)."""
     if not isinstance(acc.delta, str):
@@ -254,7 +254,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
     d = cand - inc
     total = len(p.total)
     mean, _, high = diff_bounds(d, total, z)
-    delta = _band(d, total, acc)
+    delta = noise_band(d, total, acc)
     n = len(p.seen)
     if acc.greedy:
         return f"cannot gain: ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} tasks" if high <= delta else None
@@ -267,7 +267,7 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
     dc = cost_change(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, acc.cost_scale)
     if p.pooled:  # the rules below are the pooled decision's
         _, _, high = diff_bounds(d, total + p.pooled, z)
-        delta = _band(d, total + p.pooled, acc)
+        delta = noise_band(d, total + p.pooled, acc)
     if may_repair(p, gold=gold, cfg=cfg, z=z, high=high, dc=dc):
         return None
     if high <= delta:
