@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from evolve.selection.acceptance import Evaluation
 from evolve.selection.config import SelectionConfig
-from evolve.selection.early import Partial, early_verdict
+from evolve.selection.early import Partial, early_verdict, noise_band
 
 Z = 2.326
 IDS = [f"t{i}" for i in range(100)]
@@ -190,3 +191,13 @@ def test_the_rules_of_a_pooled_decision_are_bounded_over_the_pooled_tasks():
     collapsing = ev("c", {t for t in ids if GOLD[t] == "pos"}, {t: "pos" for t in ids})
     why = early_verdict(Partial(collapsing, INC, ids, ids, 60), gold=GOLD, best_ever=0.0, cfg=SelectionConfig(), z=Z)
     assert why and "collapse" in why
+
+
+def test_the_noise_band_is_z_sd_over_root_n_or_the_configured_constant():
+    d = np.array([1.0, -1.0, 0.0, 0.0])
+    bootstrap = SelectionConfig().acceptance
+    assert noise_band(d, 16, bootstrap) == pytest.approx(bootstrap.delta_z * float(d.std(ddof=1)) / 4)
+    assert noise_band(d, 64, bootstrap) == pytest.approx(noise_band(d, 16, bootstrap) / 2)
+    assert noise_band(np.array([0.5]), 16, bootstrap) == 0.0
+    fixed = bootstrap.model_copy(update={"delta": 0.07})
+    assert noise_band(d, 16, fixed) == 0.07
