@@ -21,8 +21,9 @@ denominator. For each candidate, in order:
    candidate refused by 3., 4. or 6. is admissible (rule `repair`) when it passes every guard, answers
    with labels and is not collapsed itself (no relief), ΔS ≥ 0, and its label-balanced gain ΔS_bal
    (paired differences weighted so that each gold label counts alike) is beyond its own band
-   (z·SE by the same bootstrap) and pays for its cost: ΔC ≤ β0 + β1·ΔS_bal. A collapsed
-   incumbent's plain score is the gold share of its label on these tasks, not a measure of skill.
+   (z·SE by the same bootstrap, z = `repair_z`, default `delta_z`) and pays for its cost:
+   ΔC ≤ β0 + β1·ΔS_bal. A collapsed incumbent's plain score is the gold share of its label on
+   these tasks, not a measure of skill.
 
 The winner is the admissible candidate with the largest objective w_s·ΔS − w_c·ΔC + w_n·ν.
 δ is fixed, or z·SE of ΔS by a paired bootstrap over tasks with the injected rng.
@@ -160,9 +161,9 @@ def _resampled_se(means: np.ndarray) -> float:
     return float(means.std(ddof=1)) if len(means) > 1 else 0.0
 
 
-def _band(se: float, acc: AcceptanceConfig) -> float:
-    """δ: z·SE for a bootstrap band, else the fixed value."""
-    return acc.delta_z * se if isinstance(acc.delta, str) else float(acc.delta)
+def _band(se: float, acc: AcceptanceConfig, z: float | None = None) -> float:
+    """δ: z·SE for a bootstrap band (z: `delta_z` unless given), else the fixed value."""
+    return (z or acc.delta_z) * se if isinstance(acc.delta, str) else float(acc.delta)
 
 
 def _bootstrap(cand: np.ndarray, inc: np.ndarray, idx: np.ndarray) -> tuple[float, tuple[float, float],
@@ -297,7 +298,7 @@ def _repair(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, st:
     trials = n_trials([cand, incumbent], cfg.allocator.trials_per_task)
     diffs = balanced_diffs(task_scores(cand, task_ids, trials), inc_scores, task_ids, gold)
     balanced = float(diffs.mean())
-    delta = _band(_resampled_se(diffs[idx].mean(axis=1)), acc)
+    delta = _band(_resampled_se(diffs[idx].mean(axis=1)), acc, acc.repair_z)
     allowed = acc.beta0 + acc.beta1 * balanced
     if st.d_s < 0 or balanced <= delta or (acc.cost_rule and st.d_c > allowed + 1e-12):
         return None

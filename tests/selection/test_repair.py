@@ -92,6 +92,21 @@ def test_no_repair_without_a_label_balanced_gain_beyond_its_band():
     assert d.stats["dS"] > 0 and not d.admissible and d.stats["rule"] == "objective"
 
 
+def test_repair_z_sets_the_width_of_the_repair_band_alone():
+    slight = answering("s", GOLD, {"subj": 20, "obj": 17}, tokens=80.0)  # as above: +0.125 balanced
+    _, two = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=2.0))
+    _, one = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=1.0))
+    assert not two.admissible and two.stats["rule"] == "objective", "None and 2.0 are the same band"
+    assert one.admissible and one.stats["rule"] == "repair"
+    assert one.stats["delta"] == pytest.approx(two.stats["delta"]), "the plain band keeps delta_z"
+    band = float(one.reason.split("δ_bal=")[1].split(",")[0])
+    assert band == pytest.approx(0.068, abs=0.002), "z = 1: half the balanced band at z = 2"
+    working = answering("inc", GOLD, {"subj": 21, "obj": 21})
+    cand = answering("c", GOLD, {"subj": 12, "obj": 21}, tokens=250.0, start=21)
+    _, d = decide(cand, working, IDS, GOLD, cfg(repair_z=0.5))
+    assert not d.admissible and d.stats["rule"] == "band", "no repair of an incumbent that is not collapsed"
+
+
 def test_a_candidate_still_collapsed_does_not_repair():
     # 'subj' on 88% (the guard lets it pass: it moves 12 points away from the incumbent's collapse),
     # a gain beyond the band refused by the cost rule: no repair, it is collapsed itself
