@@ -21,7 +21,7 @@ denominator. For each candidate, in order:
    candidate refused by 3., 4. or 6. is admissible (rule `repair`) when it passes every guard, answers
    with labels and is not collapsed itself (no relief), ΔS ≥ 0, and its label-balanced gain ΔS_bal
    (paired differences weighted so that each gold label counts alike) is beyond its own band
-   (z·SE by the same bootstrap, z = `repair_z`, default `delta_z`) and pays for its cost:
+   (z·SE by the same bootstrap, z = `repair_z`, 1 by default) and pays for its cost:
    ΔC ≤ β0 + β1·ΔS_bal. A collapsed incumbent's plain score is the gold share of its label on
    these tasks, not a measure of skill.
 

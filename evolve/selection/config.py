@@ -84,11 +84,11 @@ class AcceptanceConfig(_Strict):
     ΔS: a collapsed incumbent's plain score is the gold share of its label on these tasks, which
     moves with the split's label mix, not a measure of skill. The argmax still runs over every
     admissible candidate. Off: a collapsed incumbent is replaced only as any other."""
-    repair_z: float | None = Field(None, gt=0)
+    repair_z: float | None = Field(1.0, gt=0)
     """z of the repair's label-balanced noise band (δ_bal = z·SE of the balanced gain); None: `delta_z`.
-    The plain band guards a working incumbent against a lucky draw; a lower z here only eases the
-    replacement of one that already fails the collapse guard, by a candidate that still passes every
-    guard and loses nothing on the plain score."""
+    The plain band (z = 2) guards a working incumbent against a lucky draw; the repair band (z = 1)
+    only eases the replacement of one that already fails the collapse guard, by a candidate that
+    still passes every guard, is not collapsed and loses nothing on the plain score."""
     validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] = "budget"
     """How many validation tasks decisions rest on (only with `split: validation`): `all` the whole
     split; a number, a seeded sample of that many (stratified by gold label), the same in every

@@ -85,18 +85,25 @@ def test_no_repair_at_a_loss_or_beyond_the_cost_allowed_at_the_band():
 
 
 def test_no_repair_without_a_label_balanced_gain_beyond_its_band():
-    # a cheaper draft answering both labels: 20 tasks lost, 25 gained, +0.05 plain and +0.125 balanced,
-    # both within noise (a harness without signal that happens to tie a collapsed seed is not a repair)
+    # a cheaper draft answering both labels that ties the collapsed seed: 9 tasks lost, 9 gained,
+    # +0.030 balanced within one SE (a harness without signal that ties a collapsed seed is not a repair)
+    tie = answering("t", GOLD, {"subj": 9, "obj": 33}, tokens=80.0)
+    _, d = decide(tie, COLLAPSED, IDS, GOLD)
+    assert d.stats["dS"] == pytest.approx(0.0) and not d.admissible and d.stats["rule"] == "objective"
+    # 20 lost, 25 gained: +0.05 plain, +0.125 balanced, beyond one SE (the default) but not two
     slight = answering("s", GOLD, {"subj": 20, "obj": 17}, tokens=80.0)
-    _, d = decide(slight, COLLAPSED, IDS, GOLD)
+    _, d = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=2.0))
     assert d.stats["dS"] > 0 and not d.admissible and d.stats["rule"] == "objective"
+    assert load_selection_preset("rrsi").acceptance.repair_z == 1.0
 
 
 def test_repair_z_sets_the_width_of_the_repair_band_alone():
     slight = answering("s", GOLD, {"subj": 20, "obj": 17}, tokens=80.0)  # as above: +0.125 balanced
     _, two = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=2.0))
     _, one = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=1.0))
-    assert not two.admissible and two.stats["rule"] == "objective", "None and 2.0 are the same band"
+    _, none = decide(slight, COLLAPSED, IDS, GOLD, cfg(repair_z=None))
+    assert not two.admissible and two.stats["rule"] == "objective"
+    assert not none.admissible and none.reason == two.reason, "None: the plain band's delta_z (2)"
     assert one.admissible and one.stats["rule"] == "repair"
     assert one.stats["delta"] == pytest.approx(two.stats["delta"]), "the plain band keeps delta_z"
     band = float(one.reason.split("δ_bal=")[1].split(",")[0])
