@@ -86,7 +86,7 @@ class AcceptanceConfig(_Strict):
     admissible candidate. Off: a collapsed incumbent is replaced only as any other."""
     repair_z: float | None = Field(1.0, gt=0)
     """z of the repair's label-balanced noise band (δ_bal = z·SE of the balanced gain); None: `delta_z`.
-    The plain band (z = 2) guards a working incumbent against a lucky draw; the repair band (z = 1)
+    The plain band (`delta_z`) guards a working incumbent against a lucky draw; the repair band (z = 1)
     only eases the replacement of one that already fails the collapse guard, by a candidate that
     still passes every guard, is not collapsed and loses nothing on the plain score."""
     validation_tasks: Annotated[int, Field(ge=1)] | Literal["all", "budget"] = "budget"
