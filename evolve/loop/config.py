@@ -16,8 +16,8 @@ from evolve.paths import data_dir
 from evolve.yamlfile import read_mapping
 
 DEFAULT_PRESET = "rrsi"
-OPERATOR_NAMES = ("fewshot", "format", "control", "choice", "section_removal", "skill_merge", "flow", "memory",
-                  "context", "skill_disclosure")
+OPERATOR_NAMES = ("fewshot", "format", "control", "choice", "calibrated_fewshot", "section_removal", "skill_merge",
+                  "flow", "memory", "context", "skill_disclosure")
 """Programmatic operators (see evolve.loop.operators; the last four in evolve.loop.agent_operators)."""
 
 

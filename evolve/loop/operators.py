@@ -15,6 +15,12 @@ the loop evolve something real anyway, and every draft states an honest hypothes
   (`control.choice`), calibrated by the labels' mean probability over a label-balanced draw of
   unlabeled demo inputs (a reusable guard against collapse onto one label), or uncalibrated; once
   on, a new draw of calibration inputs, or calibration off;
+- `calibrated_fewshot` (label tasks, a policy backend that scores choices, a harness that still
+  answers by generation): a label-balanced draw of k demonstrations and calibrated choice in one
+  candidate. Demonstrations tilt a small model toward one label (the majority-label and recency
+  biases contextual calibration was made for), so a draw alone may be refused as a collapse and
+  calibration of a zero-shot prompt may take out the wrong bias; proposed together, a run that
+  refuses collapsed stepping stones can still reach the pair;
 - `section_removal`: drops one system section (those in the prune set first);
 - `skill_merge`: merges two skills into one.
 
@@ -55,9 +61,13 @@ MAX_CALIBRATION = 24
 """Most calibration inputs the choice operator draws."""
 _MODES = {"full": "the whole output", "first_line": "the first non-empty line", "last_line": "the last non-empty line"}
 _TOUCHES = {"fewshot": ("example",), "format": ("system",), "control": ("control",), "choice": ("control",),
+            "calibrated_fewshot": ("example", "control"),
             "section_removal": ("system",), "skill_merge": ("skill",), "flow": ("control",), "memory": ("memory",),
             "context": ("context",), "skill_disclosure": ("control",)}
 """Components each operator edits (for the stall directive's untried components)."""
+_CALIBRATED = ("dividing each label's probability by its mean probability over {n} unlabeled inputs from the demo "
+               "pool (label-balanced, first {first}) takes out the bias toward one label that the prompt and its "
+               "examples give the model")
 _MAX_POOL = 12
 """Most proposals taken from one operator's generator per round."""
 
@@ -98,7 +108,8 @@ class OperatorProposer:
         self.max_examples = max_examples
         self._generators: dict[str, Callable[[ProposerContext, random.Random], Iterator[Proposal]]] = {
             "fewshot": self._fewshot, "format": self._format, "control": self._control, "choice": self._choice,
-            "section_removal": self._section_removal, "skill_merge": self._skill_merge, **AGENT_OPERATORS,
+            "calibrated_fewshot": self._calibrated_fewshot, "section_removal": self._section_removal,
+            "skill_merge": self._skill_merge, **AGENT_OPERATORS,
         }
 
     # -- choosing --------------------------------------------------------------------------------
@@ -270,23 +281,26 @@ class OperatorProposer:
         per_label = max(1, min(CALIBRATION_PER_LABEL, MAX_CALIBRATION // max(len(self.labels), 1)))
         return [t.input for t in self._draw(per_label * len(self.labels), rng)]
 
+    def _choice_edit(self, calibration: list[str], why: str, origin: str = "choice") -> Edit:
+        return Edit(op="set", component="control", target="choice", origin=origin, hypothesis=why,
+                    value={"labels": list(self.labels), "calibration": calibration})
+
+    def _scores_labels(self, h: Harness) -> bool:
+        """Whether answering `h`'s tasks by scoring the labels is possible here."""
+        return self.scores_choices and len(self.labels) >= 2 and not h.agentic and bool(self._pool())
+
     def _choice(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
         h = ctx.incumbent
-        if not self.scores_choices or len(self.labels) < 2 or h.agentic or not self._pool():
+        if not self._scores_labels(h):
             return
         current = h.control.choice
-        labels = list(self.labels)
 
         def set_choice(calibration: list[str], why: str) -> Proposal:
-            return [Edit(op="set", component="control", target="choice", origin="choice", hypothesis=why,
-                         value={"labels": labels, "calibration": calibration})]
+            return [self._choice_edit(calibration, why)]
 
-        calibrated = ("dividing each label's probability by its mean probability over {n} unlabeled inputs "
-                      "from the demo pool (label-balanced, first {first}) takes out the bias toward one label "
-                      "that the prompt and its examples give the model")
         for _ in range(2):
             calibration = self._calibration(rng)  # the first input names the draw: another draw, another direction
-            how = calibrated.format(n=len(calibration), first=repr(_snippet(calibration[0])))
+            how = _CALIBRATED.format(n=len(calibration), first=repr(_snippet(calibration[0])))
             if not current.labels:
                 yield set_choice(calibration, "Scoring the labels instead of generating keeps every answer inside "
                                               f"the label set, and {how}.")
@@ -298,6 +312,21 @@ class OperatorProposer:
                                  "(no calibration).")
         elif current.calibration:
             yield set_choice([], "Without calibration: tests whether dividing out the label prior helps here.")
+
+    def _calibrated_fewshot(self, ctx: ProposerContext, rng: random.Random) -> Iterator[Proposal]:
+        """A label-balanced draw of k demonstrations answered by calibrated label scoring (two edits), for
+        a harness that still answers by generation; sizes in the few-shot operator's order."""
+        h = ctx.incumbent
+        if ctx.budget < 2 or h.control.choice.labels or not self._scores_labels(h):
+            return
+        for _ in range(2):
+            for k in self.sizes(ctx):
+                examples = self._set_edit(h, self._draw(k, rng)).model_copy(update={"origin": "calibrated_fewshot"})
+                calibration = self._calibration(rng)
+                how = _CALIBRATED.format(n=len(calibration), first=repr(_snippet(calibration[0])))
+                yield [examples, self._choice_edit(
+                    calibration, f"Scoring the labels after these {k} demonstrations, {how}: demonstrations alone "
+                                 f"may tilt this model toward one label.", origin="calibrated_fewshot")]
 
     # -- control mutations -----------------------------------------------------------------------
 

@@ -211,6 +211,33 @@ def test_choice_proposes_calibrated_label_scoring_from_the_demo_pool_only_where_
     assert propose(OperatorProposer(DEMO, (), operators=["choice"], scores_choices=True), h) == [], "open answers"
 
 
+def test_calibrated_fewshot_pairs_a_draw_with_calibrated_choice_only_for_a_generating_harness():
+    h = harness(examples=())
+    op = OperatorProposer(DEMO, LABELS, operators=["calibrated_fewshot"], scores_choices=True)
+    drafts = propose(op, h, n=4, budget=2)
+    assert len(drafts) == 4 and {d.origin for d in drafts} == {"calibrated_fewshot"}
+    demo = {t.input: t.target for t in DEMO}
+    sizes = []
+    for d in drafts:
+        examples, choice = d.edits
+        assert (examples.component, examples.op, choice.component, choice.target) == ("example", "set", "control",
+                                                                                     "choice")
+        assert all(demo[e["input"]] == e["output"] for e in examples.value), "demonstrations from the demo pool"
+        assert Counter(e["output"] for e in examples.value) == Counter({lab: len(examples.value) // 2
+                                                                        for lab in LABELS}), "label-balanced"
+        assert set(choice.value["calibration"]) <= set(demo) and choice.value["labels"] == list(LABELS)
+        sizes.append(len(examples.value))
+        after = apply_edits(h, d.edits)
+        assert len(after.examples) == len(examples.value) and after.control.choice.calibration
+    assert len(set(sizes)) == 4, "the few-shot operator's sizes"
+    assert len({tuple(d.edits[1].value["calibration"]) for d in drafts}) == 4, "a calibration draw per draft"
+    assert propose(op, h, n=4, budget=1) == [], "two edits do not fit a budget of one"
+    assert propose(OperatorProposer(DEMO, LABELS, operators=["calibrated_fewshot"]), h, budget=2) == [], \
+        "the backend cannot score"
+    chooser = apply_edits(h, drafts[0].edits)
+    assert propose(op, chooser, n=4, budget=2) == [], "a harness that answers by choice keeps it with plain draws"
+
+
 def test_a_new_draw_of_calibration_inputs_is_not_taken_for_a_draw_already_tried():
     from evolve.loop.state import HistoryEntry
 
