@@ -61,7 +61,8 @@ class _Judge:
     """Callbacks of one allocation: evaluate, screen partial results, qualify full ones."""
 
     def __init__(self, ctx: RoundContext, incumbent: Harness, cands: list[Cand], split: str,
-                 tasks: list[Task], inc_records: list[Any], fresh: list[Task]) -> None:
+                 tasks: list[Task], inc_records: list[Any], fresh: list[Task],
+                 seed_records: list[Any] | None = None) -> None:
         self.ctx, self.split = ctx, split
         self.inc_eval = evaluation(ctx.state.incumbent_id, inc_records, 0, ctx.benchmark.labels)
         self.by_id = {task.id: task for task in tasks}
@@ -71,7 +72,9 @@ class _Judge:
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.z = bandit._z(ctx.sel.allocator.confidence)
         self.pool = Pool(ctx, fresh, tasks, incumbent, inc_records, lambda cid, records: evaluation(
-            cid, records, self.nu.get(cid, 0), ctx.benchmark.labels))
+            cid, records, self.nu.get(cid, 0), ctx.benchmark.labels), seed_records)
+        self.anchor = None if seed_records is None else acceptance.seed_anchor(
+            evaluation(ctx.seed_id, seed_records, 0, ctx.benchmark.labels), self.inc_eval, self.task_ids)
 
     async def records(self, cid: str, task_ids: list[str]) -> list[Any]:
         return await self.ctx.oracle.evaluate(self.harnesses[cid], self.ctx.benchmark, self.split,
@@ -86,7 +89,7 @@ class _Judge:
     async def screen(self, cid: str, seen: list[str]) -> str | None:
         partial = evaluation(cid, await self.records(cid, seen), self.nu.get(cid, 0), self.ctx.benchmark.labels)
         pooled = len(self.pool.fresh) if self.ctx.sel.acceptance.pooled_rules else 0
-        return early_verdict(Partial(partial, self.inc_eval, seen, self.task_ids, pooled), gold=self.gold,
+        return early_verdict(Partial(partial, self.inc_eval, seen, self.task_ids, pooled, self.anchor), gold=self.gold,
                              best_ever=self.ctx.state.best_ever or 0.0, cfg=self.ctx.sel, z=self.z)
 
     async def qualify(self, cid: str) -> float | None:
@@ -94,7 +97,7 @@ class _Judge:
         ones, see pooled.py), None when it is not admissible."""
         objective, _, rule = acceptance.assess(await self.full(cid), self.inc_eval, task_ids=self.task_ids,
                                                gold=self.gold, best_ever=self.ctx.state.best_ever or 0.0,
-                                               cfg=self.ctx.sel, rng=self.ctx.rng("acceptance"))
+                                               cfg=self.ctx.sel, rng=self.ctx.rng("acceptance"), anchor=self.anchor)
         if not self.pool.enabled:
             return objective
         if rule in VALIDATION_ONLY:
@@ -108,10 +111,14 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     st = ctx.state
     split, tasks = acceptance_tasks(ctx, evolve_batch)
     outcome: dict[str, Any] = {"accepted": None, "scores": {}, "partial": {}, "deltas": {}}
+    anchored = ctx.sel.acceptance.cost_anchor == "seed" and st.incumbent_id != ctx.seed_id
     missing = ctx.oracle.missing(incumbent, ctx.benchmark, split, tasks)
+    if anchored:
+        missing += ctx.oracle.missing(ctx.parts.seed_harness, ctx.benchmark, split, tasks)
     if ctx.oracle.budget_left is not None and missing > ctx.oracle.budget_left:
         st.stopped = (f"oracle budget exhausted in round {ctx.t}: the incumbent's {split} evaluation needs "
-                      f"{missing} rollouts, {ctx.oracle.budget_left} left")
+                      f"{missing} rollouts{' (with the seed, the cost anchor)' if anchored else ''}, "
+                      f"{ctx.oracle.budget_left} left")
         _record_unevaluated(ctx, cands, "budget: " + st.stopped)
         st.scores.append(st.incumbent_score or 0.0)
         return outcome
@@ -123,7 +130,9 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     if not cands:
         st.scores.append(inc_score)
         return outcome
-    judge = _Judge(ctx, incumbent, cands, split, tasks, inc_records, fresh_tasks(ctx, evolve_batch))
+    seed_records = await ctx.oracle.evaluate(ctx.parts.seed_harness, ctx.benchmark, split, tasks,
+                                             candidate_id=ctx.seed_id) if anchored else None
+    judge = _Judge(ctx, incumbent, cands, split, tasks, inc_records, fresh_tasks(ctx, evolve_batch), seed_records)
     inc_eval = judge.inc_eval
     known = {st.incumbent_id: {k: sum(v) / len(v) for k, v in rewards_by_task(inc_records).items()}}
     alloc = await bandit.allocate(ctx.sel, [c.id for c in cands], st.incumbent_id, judge.task_ids,
@@ -134,7 +143,7 @@ async def select(ctx: RoundContext, incumbent: Harness, cands: list[Cand], evolv
     for ev in evaluations:
         outcome["scores"][ev.candidate_id] = acceptance.score(ev, judge.task_ids)
     result = acceptance.select(evaluations, inc_eval, task_ids=judge.task_ids, gold=judge.gold,
-                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"))
+                               best_ever=st.best_ever, cfg=ctx.sel, rng=ctx.rng("acceptance"), anchor=judge.anchor)
     if judge.pool.enabled:
         result = await judge.pool.decide(result, judge.harnesses,
                                          {cid: await judge.records(cid, judge.task_ids) for cid in alloc.survivors})

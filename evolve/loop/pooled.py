@@ -12,7 +12,9 @@ The rules are acceptance's own (noise band, cost rule, within-band rules, object
 stays a validation rule, since its reference, the best-ever score, is a validation score. A
 validation winner that is not admissible on the pooled tasks is refused, and a candidate within the
 band on validation may be admitted on them. The allocator qualifies a candidate (a leader others
-may be dropped against) by the same pooled decision. Fresh rollouts are charged to the budget.
+may be dropped against) by the same pooled decision. Fresh rollouts are charged to the budget. With the seed as the cost
+rule's anchor (`acceptance.cost_anchor: seed`) the seed is evaluated on the fresh tasks too, and the
+incumbent's gain over it is taken on the pooled tasks.
 """
 
 from __future__ import annotations
@@ -49,12 +51,16 @@ class Pool:
     """The round's pooled decisions: validation records plus rollouts on the fresh tasks."""
 
     def __init__(self, ctx: RoundContext, fresh: list[Task], validation: list[Task], incumbent: Any,
-                 inc_records: list[Any], evaluation: Callable[[str, list[Any]], acceptance.Evaluation]) -> None:
+                 inc_records: list[Any], evaluation: Callable[[str, list[Any]], acceptance.Evaluation],
+                 seed_records: list[Any] | None = None) -> None:
         self.ctx, self.fresh, self.incumbent, self.evaluation = ctx, fresh, incumbent, evaluation
         tasks = [*validation, *fresh]
         self.task_ids = [task.id for task in tasks]
         self.gold = {task.id: task.target for task in tasks} if ctx.benchmark.labels else None
         self.inc_records = inc_records
+        self.seed_records = seed_records
+        """The seed's validation records when it anchors the cost rule (None: the incumbent does)."""
+        self._anchor: acceptance.CostAnchor | None = None
         self.cfg = floor_off(ctx.sel)
         self._inc: acceptance.Evaluation | None = None
         self._memo: dict[str, acceptance.Evaluation] = {}
@@ -71,6 +77,8 @@ class Pool:
         need = oracle.missing(harness, bench, "evolve", self.fresh)
         if self._inc is None:
             need += oracle.missing(self.incumbent, bench, "evolve", self.fresh)
+            if self.seed_records is not None:
+                need += oracle.missing(self.ctx.parts.seed_harness, bench, "evolve", self.fresh)
         return None if oracle.budget_left is not None and need > oracle.budget_left else need
 
     async def incumbent_eval(self) -> acceptance.Evaluation:
@@ -79,6 +87,11 @@ class Pool:
             fresh = await ctx.oracle.evaluate(self.incumbent, ctx.benchmark, "evolve", self.fresh,
                                               candidate_id=ctx.state.incumbent_id)
             self._inc = self.evaluation(ctx.state.incumbent_id, [*self.inc_records, *fresh])
+            if self.seed_records is not None:
+                seed = await ctx.oracle.evaluate(ctx.parts.seed_harness, ctx.benchmark, "evolve", self.fresh,
+                                                 candidate_id=ctx.seed_id)
+                seed_eval = self.evaluation(ctx.seed_id, [*self.seed_records, *seed])
+                self._anchor = acceptance.seed_anchor(seed_eval, self._inc, self.task_ids)
         return self._inc
 
     async def extend(self, cid: str, harness: Any, records: list[Any]) -> acceptance.Evaluation | None:
@@ -101,7 +114,7 @@ class Pool:
             return None
         objective, _, _ = acceptance.assess(cand, await self.incumbent_eval(), task_ids=self.task_ids,
                                             gold=self.gold, best_ever=0.0, cfg=self.cfg,
-                                            rng=self.ctx.rng("pooled"))
+                                            rng=self.ctx.rng("pooled"), anchor=self._anchor)
         return objective
 
     async def decide(self, result: acceptance.SelectionResult, harnesses: dict[str, Any],
@@ -115,7 +128,8 @@ class Pool:
             if ev is not None:
                 cands.append(ev)
         pooled = acceptance.select(cands, await self.incumbent_eval(), task_ids=self.task_ids, gold=self.gold,
-                                   best_ever=0.0, cfg=self.cfg, rng=self.ctx.rng("pooled")) if cands else None
+                                   best_ever=0.0, cfg=self.cfg, rng=self.ctx.rng("pooled"),
+                                   anchor=self._anchor) if cands else None
         by_id = {d.candidate_id: d for d in pooled.decisions} if pooled else {}
         return acceptance.SelectionResult(
             decisions=[self._merge(d, by_id.get(d.candidate_id)) for d in result.decisions],

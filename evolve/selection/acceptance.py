@@ -7,7 +7,12 @@ denominator. For each candidate, in order:
 1. guards (non-compensatory, see `guards.py`): any message rejects;
 2. floor: S < best-ever − δ rejects;
 3. ΔS > δ (a gain): admitted when ΔC ≤ β0 + β1·ΔS (the cost rule; ΔC = the change in policy
-   tokens per task, relative by default or ln(candidate / incumbent), see `AcceptanceConfig.cost_scale`);
+   tokens per task, relative by default or ln(candidate / incumbent), see `AcceptanceConfig.cost_scale`).
+   With a `CostAnchor` (`AcceptanceConfig.cost_anchor: seed`) the rule measures from the seed instead:
+   ΔC_seed ≤ β0 + β1·(ΔS + G), ΔC_seed the change from the seed's tokens and G the incumbent's score
+   minus the seed's on the same tasks, so that whether a harness pays for its cost does not depend on
+   the path of incumbents that led to it; the objective's ΔC is then priced in the seed's tokens,
+   (candidate − incumbent) / seed on the relative scale, for the same reason;
 4. |ΔS| ≤ δ (within the noise band): admitted when cheaper (ΔC < −tol), or cost-neutral
    (|ΔC| ≤ tol) with structural novelty ν ≥ 1;
 5. ΔS < −δ: rejected as a regression;
@@ -118,6 +123,12 @@ def score(ev: Evaluation, task_ids: Sequence[str], trials: int | None = None) ->
     return float(task_scores(ev, task_ids, trials or n_trials([ev])).mean())
 
 
+def seed_anchor(seed: Evaluation, incumbent: Evaluation, task_ids: Sequence[str]) -> CostAnchor:
+    """The seed as the cost rule's reference: its tokens per task, and the incumbent's score minus the
+    seed's on `task_ids`."""
+    return CostAnchor(tokens=seed.tokens_per_task, gain=score(incumbent, task_ids) - score(seed, task_ids))
+
+
 def numpy_rng(rng: random.Random | np.random.Generator | None) -> np.random.Generator:
     """A numpy Generator derived from the injected rng (a seeded default when None)."""
     if isinstance(rng, np.random.Generator):
@@ -145,6 +156,35 @@ def band_half_width(delta: float, n: int, acc: AcceptanceConfig) -> float:
 
 
 @dataclass(frozen=True)
+class CostAnchor:
+    """What the cost rule measures a gainer against instead of the incumbent (see the module docstring)."""
+
+    tokens: float
+    """The anchor's (the seed's) policy tokens per task."""
+    gain: float
+    """The incumbent's score minus the anchor's, on the tasks the decision is on."""
+
+
+def rule_terms(candidate_tokens: float, incumbent_tokens: float, d_s: float, anchor: CostAnchor | None,
+               scale: CostScale) -> tuple[float, float]:
+    """(ΔC the cost rule checks, the score gain it pays with): from the incumbent without an anchor,
+    from the anchor with one."""
+    if anchor is None:
+        return cost_change(candidate_tokens, incumbent_tokens, scale), d_s
+    return cost_change(candidate_tokens, anchor.tokens, scale), d_s + anchor.gain
+
+
+def objective_cost(candidate_tokens: float, incumbent_tokens: float, anchor: CostAnchor | None,
+                   scale: CostScale) -> float:
+    """The objective's ΔC: `cost_change` from the incumbent, or with an anchor on the relative scale
+    the change in units of the anchor's tokens, (candidate − incumbent) / anchor (the log scale is
+    the same either way)."""
+    if anchor is None or scale == "log":
+        return cost_change(candidate_tokens, incumbent_tokens, scale)
+    return (candidate_tokens - incumbent_tokens) / max(anchor.tokens, 1.0)
+
+
+@dataclass(frozen=True)
 class _Stats:
     s: float
     s_inc: float
@@ -154,6 +194,25 @@ class _Stats:
     se: float
     ci_ds: tuple[float, float]
     ci_s: tuple[float, float]
+    rule_dc: float
+    """ΔC the cost rule checks (`d_c` unless anchored)."""
+    rule_ds: float
+    """The gain the cost rule pays with (`d_s` unless anchored)."""
+    obj_dc: float
+    """The objective's ΔC (`d_c` unless anchored, see `objective_cost`)."""
+    anchor: CostAnchor | None = None
+
+
+def _cost_verdict(st: _Stats, cfg: AcceptanceConfig) -> tuple[bool, str, str, float]:
+    """(whether the cost rule holds, the refusal's terms, the admission's terms, the allowed ΔC)."""
+    allowed = cfg.beta0 + cfg.beta1 * st.rule_ds
+    holds = not cfg.cost_rule or st.rule_dc <= allowed + 1e-12
+    if st.anchor is None:
+        return (holds, f"ΔC={st.d_c:+.2f} > {cfg.beta0:g}+{cfg.beta1:g}·{st.d_s:.3f}={allowed:.2f}",
+                f"ΔC={st.d_c:+.2f} (allowed {allowed:.2f})", allowed)
+    terms = (f"ΔC from the seed={st.rule_dc:+.2f} {{}} {cfg.beta0:g}+{cfg.beta1:g}·(ΔS {st.d_s:+.3f} + "
+             f"the incumbent's gain over the seed {st.anchor.gain:+.3f})={allowed:.2f}")
+    return holds, terms.format(">"), f"ΔC={st.d_c:+.2f}, " + terms.format("<="), allowed
 
 
 def _resampled_se(means: np.ndarray) -> float:
@@ -190,11 +249,10 @@ def _judge(st: _Stats, novelty: int, guards: list[str], best_ever: float, cfg: A
     if cfg.floor and st.s < floor - 1e-12:
         return False, "floor", f"floor: S={st.s:.3f} < best-ever {best_ever:.3f} − δ {delta:.3f} = {floor:.3f}", None
     if ds > delta:
-        allowed = cfg.beta0 + cfg.beta1 * ds
-        if cfg.cost_rule and dc > allowed + 1e-12:
-            return (False, "cost", f"cost rule: ΔC={dc:+.2f} > {cfg.beta0:g}+{cfg.beta1:g}·{ds:.3f}={allowed:.2f} "
-                    f"for ΔS={ds:+.3f}", allowed)
-        return True, "gain", f"gain: ΔS={ds:+.3f} > δ={delta:.3f}, ΔC={dc:+.2f} (allowed {allowed:.2f})", allowed
+        holds, refused, admitted, allowed = _cost_verdict(st, cfg)
+        if not holds:
+            return False, "cost", f"cost rule: {refused} for ΔS={ds:+.3f}", allowed
+        return True, "gain", f"gain: ΔS={ds:+.3f} > δ={delta:.3f}, {admitted}", allowed
     if ds < -delta:
         return False, "regression", f"regression: ΔS={ds:+.3f} < −δ={-delta:.3f}", None
     band = f"within noise band (ΔS={ds:+.3f}, δ={delta:.3f})"
@@ -211,7 +269,7 @@ def _judge(st: _Stats, novelty: int, guards: list[str], best_ever: float, cfg: A
 def _objective(st: _Stats, novelty: int, cfg: AcceptanceConfig) -> float:
     if cfg.greedy:
         return st.d_s
-    return cfg.w_s * st.d_s - cfg.w_c * st.d_c + cfg.w_n * novelty
+    return cfg.w_s * st.d_s - cfg.w_c * st.obj_dc + cfg.w_n * novelty
 
 
 def _clean(value: Any) -> Any:
@@ -223,13 +281,15 @@ def _clean(value: Any) -> Any:
 
 
 def _candidate_stats(cand: Evaluation, inc_scores: np.ndarray, inc: Evaluation, task_ids: Sequence[str],
-                     trials: int, idx: np.ndarray, cfg: AcceptanceConfig) -> _Stats:
+                     trials: int, idx: np.ndarray, cfg: AcceptanceConfig, anchor: CostAnchor | None) -> _Stats:
     c = task_scores(cand, task_ids, trials)
     se, ci_ds, ci_s = _bootstrap(c, inc_scores, idx)
     delta = _band(se, cfg)
     s, s_inc = float(c.mean()), float(inc_scores.mean())
     d_c = cost_change(cand.tokens_per_task, inc.tokens_per_task, cfg.cost_scale)
-    return _Stats(s, s_inc, s - s_inc, d_c, delta, se, ci_ds, ci_s)
+    rule_dc, rule_ds = rule_terms(cand.tokens_per_task, inc.tokens_per_task, s - s_inc, anchor, cfg.cost_scale)
+    obj_dc = objective_cost(cand.tokens_per_task, inc.tokens_per_task, anchor, cfg.cost_scale)
+    return _Stats(s, s_inc, s - s_inc, d_c, delta, se, ci_ds, ci_s, rule_dc, rule_ds, obj_dc, anchor)
 
 
 @dataclass(frozen=True)
@@ -245,13 +305,15 @@ class _Row:
 
 def _assess(cand: Evaluation, incumbent: Evaluation, inc_scores: np.ndarray, *, task_ids: Sequence[str],
             gold: dict[str, str] | None, best_ever: float, trials: int, idx: np.ndarray,
-            cfg: SelectionConfig) -> _Row:
+            cfg: SelectionConfig, anchor: CostAnchor | None = None) -> _Row:
     acc = cfg.acceptance
     if task_ids:
-        st = _candidate_stats(cand, inc_scores, incumbent, task_ids, trials, idx, acc)
+        st = _candidate_stats(cand, inc_scores, incumbent, task_ids, trials, idx, acc, anchor)
     else:
         dc = cost_change(cand.tokens_per_task, incumbent.tokens_per_task, acc.cost_scale)
-        st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0))
+        rule_dc, rule_ds = rule_terms(cand.tokens_per_task, incumbent.tokens_per_task, 0.0, anchor, acc.cost_scale)
+        obj_dc = objective_cost(cand.tokens_per_task, incumbent.tokens_per_task, anchor, acc.cost_scale)
+        st = _Stats(0.0, 0.0, 0.0, dc, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0), rule_dc, rule_ds, obj_dc, anchor)
     guards = run_guards(cfg.guards, predictions=cand.predictions, gold=gold, task_ids=task_ids,
                         parse_rate=cand.parse_rate, incumbent_parse_rate=incumbent.parse_rate,
                         crash_rate=cand.crash_rate, incumbent_crash_rate=incumbent.crash_rate,
@@ -344,13 +406,16 @@ def _decision(row: _Row, winner: str | None, best_obj: float | None, best_ever: 
         "tokens_per_task": cand.tokens_per_task, "tokens_incumbent": incumbent.tokens_per_task,
         "n_tasks": n, "trials": trials, "split": acc.split,
     }
+    if st.anchor is not None:
+        stats |= {"dC_seed": st.rule_dc, "seed_gain": st.anchor.gain, "tokens_seed": st.anchor.tokens,
+                  "dC_objective": st.obj_dc}
     return Decision(candidate_id=cand.candidate_id, accepted=accepted, admissible=row.admissible,
                     reason=reason, stats={k: _clean(v) for k, v in stats.items()})
 
 
 def assess(candidate: Evaluation, incumbent: Evaluation, *, task_ids: list[str], gold: dict[str, str] | None,
-           best_ever: float, cfg: SelectionConfig, rng: random.Random | np.random.Generator | None = None
-           ) -> tuple[float | None, str, str]:
+           best_ever: float, cfg: SelectionConfig, rng: random.Random | np.random.Generator | None = None,
+           anchor: CostAnchor | None = None) -> tuple[float | None, str, str]:
     """One candidate alone: (objective when admissible else None, the reason line, the rule that
     decided: `gain`, `neutral-cheaper`, `floor`, `guard`, ...). `select` with the same arguments and
     rng gives the same verdict for it."""
@@ -359,16 +424,18 @@ def assess(candidate: Evaluation, incumbent: Evaluation, *, task_ids: list[str],
     n = len(task_ids)
     idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
     row = _assess(candidate, incumbent, task_scores(incumbent, task_ids, trials), task_ids=task_ids, gold=gold,
-                  best_ever=best_ever, trials=trials, idx=idx, cfg=cfg)
+                  best_ever=best_ever, trials=trials, idx=idx, cfg=cfg, anchor=anchor)
     return (_objective(row.st, candidate.novelty, acc) if row.admissible else None), row.reason, row.rule
 
 
 def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: list[str],
            gold: dict[str, str] | None, best_ever: float, cfg: SelectionConfig,
-           rng: random.Random | np.random.Generator | None = None) -> SelectionResult:
+           rng: random.Random | np.random.Generator | None = None, anchor: CostAnchor | None = None
+           ) -> SelectionResult:
     """Judge every candidate against the incumbent on `task_ids` and pick at most one winner.
 
     `best_ever` is the best validation score any incumbent reached so far (the floor's reference).
+    `anchor`: the cost rule's reference when it is not the incumbent (see `CostAnchor`).
     Every candidate gets a Decision (input order); only the winner has `accepted=True`.
     """
     acc = cfg.acceptance
@@ -377,9 +444,9 @@ def select(candidates: list[Evaluation], incumbent: Evaluation, *, task_ids: lis
     idx = numpy_rng(rng).integers(0, max(n, 1), size=(acc.bootstrap_reps, max(n, 1)))
     inc_scores = task_scores(incumbent, task_ids, trials)
     rows = [_assess(c, incumbent, inc_scores, task_ids=task_ids, gold=gold, best_ever=best_ever, trials=trials,
-                    idx=idx, cfg=cfg) for c in candidates]
+                    idx=idx, cfg=cfg, anchor=anchor) for c in candidates]
     ranked = sorted((r for r in rows if r.admissible),
-                    key=lambda r: (-_objective(r.st, r.cand.novelty, acc), -r.st.d_s, r.st.d_c))
+                    key=lambda r: (-_objective(r.st, r.cand.novelty, acc), -r.st.d_s, r.st.obj_dc))
     winner = ranked[0].cand.candidate_id if ranked else None
     best_obj = _objective(ranked[0].st, ranked[0].cand.novelty, acc) if ranked else None
     decisions = [_decision(r, winner, best_obj, best_ever, n, trials, incumbent, acc) for r in rows]

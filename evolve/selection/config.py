@@ -49,6 +49,14 @@ class AcceptanceConfig(_Strict):
     three doublings, so a large edit is hard to take from a very cheap incumbent). `log`:
     ln(candidate / incumbent), which adds up along a path (8× costs ln 8 = 2.08 either way). The two
     agree for small changes (±10%: within 0.01)."""
+    cost_anchor: Literal["incumbent", "seed"] = "incumbent"
+    """What the cost rule measures a gainer's ΔC from. `incumbent`: RRSI's rule, the change from the
+    incumbent's tokens paid by ΔS. `seed`: the change from the seed's tokens, paid by ΔS plus the
+    incumbent's score gain over the seed on the same tasks (ΔC_seed ≤ β0 + β1·(ΔS + G)); whether a
+    harness pays for its tokens then does not depend on which cheap incumbents came before it; the
+    objective then prices a change in tokens in the seed's tokens, (candidate − incumbent) / seed on
+    the relative scale. The within-band rules, the repair rule and the pruner's ablations still
+    compare with the incumbent."""
     beta0: float = 0.10
     """Cost allowance of any gainer (in units of ΔC)."""
     beta1: float = Field(24.4, ge=0)

@@ -43,7 +43,14 @@ from statistics import NormalDist
 import numpy as np
 from scipy.stats import beta
 
-from evolve.selection.acceptance import Evaluation, cost_change, label_weights
+from evolve.selection.acceptance import (
+    CostAnchor,
+    Evaluation,
+    cost_change,
+    label_weights,
+    objective_cost,
+    rule_terms,
+)
 from evolve.selection.config import AcceptanceConfig, SelectionConfig
 from evolve.selection.guards import collapse_guard, label_share, label_shares
 
@@ -64,6 +71,8 @@ class Partial:
     pooled: int = 0
     """Fresh tasks the decision pools with `total` (none of them seen yet): the rules the pooled
     decision takes are bounded over `len(total) + pooled` tasks."""
+    anchor: CostAnchor | None = None
+    """The cost rule's reference when it is not the incumbent (`AcceptanceConfig.cost_anchor`)."""
 
 
 def _fpc(n: int, total: int) -> float:
@@ -276,11 +285,16 @@ def early_verdict(p: Partial, *, gold: Mapping[str, str] | None, best_ever: floa
         if not acc.within_band or not (cheaper or novel):
             return (f"cannot gain beyond the noise band (ΔS upper bound {high:+.3f} <= δ {delta:.3f} after {n} "
                     f"tasks) and is not cheaper (ΔC {dc:+.2f}, ν {p.candidate.novelty})")
-        best_objective = acc.w_s * high - acc.w_c * dc + acc.w_n * p.candidate.novelty
+        obj_dc = objective_cost(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, p.anchor, acc.cost_scale)
+        best_objective = acc.w_s * high - acc.w_c * obj_dc + acc.w_n * p.candidate.novelty
         if acc.beat_incumbent and best_objective <= 0:
             return (f"cannot beat the incumbent's objective: {best_objective:.2f} <= 0 even at the ΔS upper bound "
                     f"{high:+.3f} after {n} tasks (ΔC {dc:+.2f})")
-    elif acc.cost_rule and dc > acc.beta0 + acc.beta1 * high + 1e-12:
-        return (f"cost rule cannot be met: ΔC {dc:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{high:.3f} even at the "
-                f"ΔS upper bound after {n} tasks")
+    else:
+        rule_dc, rule_high = rule_terms(p.candidate.tokens_per_task, p.incumbent.tokens_per_task, high, p.anchor,
+                                        acc.cost_scale)
+        if acc.cost_rule and rule_dc > acc.beta0 + acc.beta1 * rule_high + 1e-12:
+            what = "ΔC" if p.anchor is None else "ΔC from the seed"
+            return (f"cost rule cannot be met: {what} {rule_dc:+.2f} > {acc.beta0:g}+{acc.beta1:g}·{rule_high:.3f} "
+                    f"even at the ΔS upper bound after {n} tasks")
     return None

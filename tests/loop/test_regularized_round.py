@@ -500,3 +500,30 @@ def test_the_pruner_judges_an_ablation_on_the_pooled_tasks_it_was_accepted_on(tm
         assert "on validation + 36 fresh evolve tasks" in d["reason"]
         assert stats["dS"] < -stats["delta"], "leaving the examples out loses beyond the pooled band"
         assert stats["validation"]["dS"] >= -stats["validation"]["delta"], "validation alone would prune it"
+
+
+def test_a_seed_anchored_cost_rule_measures_every_decision_after_the_first_acceptance_from_the_seed(tmp_path):
+    """`acceptance.cost_anchor: seed`: while the seed is the incumbent there is nothing to anchor; after
+    an acceptance every decision's cost rule reads ΔC from the seed's tokens and pays with ΔS plus the
+    incumbent's gain over the seed, and the objective prices tokens in the seed's."""
+    db = str(tmp_path / "a.db")
+    run(db, selection={"acceptance.cost_anchor": "seed"})
+    store = LineageStore(db)
+    decisions = [d for d in store.decisions("r") if d["kind"] != "prune"]
+    chain = state(db).accepted_chain
+    assert chain, "the mock run accepts an edit"
+    first = next(d["round"] for d in decisions if d["candidate_id"] == chain[0])
+    before = [d for d in decisions if d["round"] <= first]
+    after = [d for d in decisions if d["round"] > first and d["stats"]["rule"] not in ("allocation", "budget")]
+    assert before and all("dC_seed" not in d["stats"] for d in before)
+    assert after
+    for d in after:
+        st = d["stats"]
+        assert st["seed_gain"] > 0.3, "the accepted edit lifted the incumbent well above the seed"
+        assert st["dC_seed"] == pytest.approx((st["tokens_per_task"] - st["tokens_seed"]) / st["tokens_seed"])
+        assert st["dC_objective"] == pytest.approx((st["tokens_per_task"] - st["tokens_incumbent"]) / st["tokens_seed"])
+
+
+def test_the_cost_anchor_is_checked_when_the_run_is_configured(tmp_path):
+    with pytest.raises(ConfigError, match="cost_anchor"):
+        run(str(tmp_path / "x.db"), selection={"acceptance.cost_anchor": "parent"})

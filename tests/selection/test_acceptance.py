@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from evolve.selection.acceptance import Evaluation, cost_change, score, select
+from evolve.selection.acceptance import CostAnchor, Evaluation, cost_change, score, seed_anchor, select
 from evolve.selection.config import SelectionConfig, load_selection_preset
 
 N = 100
@@ -234,3 +234,54 @@ def test_log_cost_adds_up_along_a_path():
     assert cost_change(800.0, 100.0, "relative") == pytest.approx(7.0)
     assert sum(cost_change(100.0 * 2 ** (i + 1), 100.0 * 2 ** i, "relative") for i in range(3)) == pytest.approx(3.0)
     assert cost_change(50.0, 100.0, "log") == pytest.approx(-cost_change(100.0, 50.0, "log"))
+
+
+def decide_anchored(cands, inc, anchor, config=None):
+    res = select(cands, inc, task_ids=TASKS, gold=None, best_ever=score(inc, TASKS), cfg=config or cfg(),
+                 rng=random.Random(0), anchor=anchor)
+    return {d.candidate_id: d for d in res.decisions}
+
+
+def test_a_seed_anchor_lets_a_gain_leave_a_cheap_incumbent_that_gained_over_the_seed():
+    # the incumbent (50 tokens) already gained 0.30 over the seed (100 tokens); the candidate gains 0.10 more
+    # at 400 tokens: 7.0 over the incumbent's tokens, more than 0.1 + 24.4·0.10 = 2.54, but 3.0 over the
+    # seed's, within 0.1 + 24.4·(0.10 + 0.30) = 9.86
+    inc, cand = ev("inc", 50, tokens=50), ev("c", 60, tokens=400)
+    d = decide_anchored([cand], inc, None)["c"]
+    assert not d.admissible and d.stats["rule"] == "cost" and "dC_seed" not in d.stats
+    d = decide_anchored([cand], inc, CostAnchor(tokens=100, gain=0.30))["c"]
+    assert d.accepted and d.stats["rule"] == "gain"
+    assert d.stats["dC_seed"] == pytest.approx(3.0) and d.stats["allowed_dC"] == pytest.approx(9.86)
+    assert d.stats["seed_gain"] == pytest.approx(0.30) and d.stats["dC"] == pytest.approx(7.0)
+    assert "from the seed=+3.00" in d.reason
+    # the objective prices the step in the seed's tokens: 100·0.10 − 2·(400 − 50)/100 = 3.0, not 100·0.10 − 2·7.0
+    assert d.stats["dC_objective"] == pytest.approx(3.5) and d.stats["objective"] == pytest.approx(3.0)
+
+
+def test_a_seed_anchor_refuses_tokens_no_gain_over_the_seed_paid_for():
+    # the incumbent costs 3× the seed's tokens for no gain over it; a small gain at +33% over the incumbent
+    # passes the incumbent-relative rule (0.33 <= 0.1 + 24.4·0.06) but not from the seed (3.0 > 1.56)
+    inc, cand = ev("inc", 50, tokens=300), ev("c", 56, tokens=400)
+    assert decide_anchored([cand], inc, None)["c"].accepted
+    d = decide_anchored([cand], inc, CostAnchor(tokens=100, gain=0.0))["c"]
+    assert not d.admissible and d.stats["rule"] == "cost"
+    assert "cost rule: ΔC from the seed=+3.00 > 0.1+24.4·(ΔS +0.060 + the incumbent's gain over the seed +0.000)" \
+        in d.reason
+
+
+def test_under_a_seed_anchor_a_within_band_saving_is_priced_in_the_seeds_tokens():
+    # 300 -> 20 tokens at ΔS = 0 (band low end −0.05): from the incumbent's tokens the saving is worth
+    # 2·0.93 < 5 points, in the seed's (100) 2·2.8 = 5.6 > 5
+    inc, cheaper = ev("inc", 50, tokens=300), ev("c", 50, tokens=20)
+    d = decide_anchored([cheaper], inc, None)["c"]
+    assert not d.admissible and d.stats["rule"] == "objective"
+    d = decide_anchored([cheaper], inc, CostAnchor(tokens=100, gain=0.0))["c"]
+    assert d.accepted and d.stats["rule"] == "neutral-cheaper"
+    assert d.stats["dC"] == pytest.approx(-280 / 300) and d.stats["dC_objective"] == pytest.approx(-2.8)
+
+
+def test_seed_anchor_measures_the_incumbents_gain_on_the_decision_tasks():
+    seed, inc = ev("seed", 20, tokens=80), ev("inc", 45, tokens=40)
+    anchor = seed_anchor(seed, inc, TASKS)
+    assert anchor.tokens == 80 and anchor.gain == pytest.approx(0.25)
+    assert seed_anchor(seed, inc, TASKS[:20]).gain == pytest.approx(0.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evolve.selection.acceptance import Evaluation
+from evolve.selection.acceptance import CostAnchor, Evaluation
 from evolve.selection.config import SelectionConfig
 from evolve.selection.early import Partial, early_verdict, noise_band
 
@@ -201,3 +201,14 @@ def test_the_noise_band_is_z_sd_over_root_n_or_the_configured_constant():
     assert noise_band(np.array([0.5]), 16, bootstrap) == 0.0
     fixed = bootstrap.model_copy(update={"delta": 0.07})
     assert noise_band(d, 16, fixed) == 0.07
+
+
+def test_the_early_cost_rule_takes_the_seed_anchor_when_there_is_one():
+    better = ev("b", {t for i, t in enumerate(IDS) if i % 4 in (0, 1)}, {}, tokens=5000.0)
+    seen, cfg = IDS[:60], SelectionConfig()
+    cheap_start = Partial(better, INC, seen, IDS, anchor=CostAnchor(tokens=1000.0, gain=0.20))
+    assert early_verdict(cheap_start, gold=GOLD, best_ever=0.25, cfg=cfg, z=Z) is None, \
+        "4.0 over the seed's tokens is within reach of 0.1 + 24.4·(upper bound + 0.20)"
+    dear_start = Partial(better, INC, seen, IDS, anchor=CostAnchor(tokens=10.0, gain=0.0))
+    why = early_verdict(dear_start, gold=GOLD, best_ever=0.25, cfg=cfg, z=Z)
+    assert why.startswith("cost rule cannot be met: ΔC from the seed +499.00")
